@@ -1,0 +1,159 @@
+#pragma once
+
+#include <topoblock/fwd.hpp>
+#include <topoblock/policy/concept.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/state/allocation.hpp>
+#include <topoblock/state/cluster_state.hpp>
+#include <topoblock/state/health.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <bit>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+// Thrown by the throwing conveniences (allocate, release_or_throw); the
+// try_ functions return the same reason as a value.
+class allocation_error : public std::runtime_error {
+public:
+    explicit allocation_error(errc code)
+        : std::runtime_error(std::string(to_string(code)) + ": " + std::string(describe(code))), code_(code) {}
+    errc code() const noexcept { return code_; }
+
+private:
+    errc code_;
+};
+
+namespace detail {
+[[noreturn]] inline void throw_allocation_error(errc code) { throw allocation_error(code); }
+}  // namespace detail
+
+// Ties a cluster state to a placement policy. Every call either does all of
+// what it says or nothing (the strong guarantee, also against a policy that
+// proposes busy GPUs), and no GPU is ever held by two allocations. Not thread
+// safe: one allocator belongs to one scheduler thread.
+template <class Policy, class Capacity>
+class basic_allocator {
+public:
+    using policy_type = Policy;
+    using state_type = basic_cluster_state<Capacity>;
+    static_assert(placement_policy<Policy, state_type>,
+                  "Policy must provide `errc place(const State&, const request&, placement&) const` and be copyable; "
+                  "see policy/concept.hpp");
+
+    // Fails when the topology exceeds the compile-time capacity.
+    static expected<basic_allocator, error> create(topology topo, Policy policy = Policy{}) {
+        auto state = state_type::create(std::move(topo));
+        if (!state) return unexpected(std::move(state).error());
+        return basic_allocator(std::move(*state), std::move(policy));
+    }
+
+    // Places a request. O(policy decision + GPUs taken).
+    // Errors: invalid_request, exceeds_cluster, exceeds_domain,
+    // exceeds_healthy, insufficient_free, fragmented, unsupported_request,
+    // policy_error. On error nothing changes.
+    expected<allocation_id, errc> try_allocate(const request& req) {
+        if (const errc e = plan(req, scratch_); e != errc::ok) return unexpected(e);
+        typename state_type::commit_options options;
+        options.requested_gpus = req.what == unit::gpus ? req.count : 0;
+        auto id = state_.commit(req, scratch_.pieces(), options);
+        if (id) notify_policy();
+        return id;
+    }
+    allocation_id allocate(const request& req) {
+        auto id = try_allocate(req);
+        if (!id) detail::throw_allocation_error(id.error());
+        return *id;
+    }
+
+    // Where the policy would place `req` now, without placing it.
+    errc plan(const request& req, placement& out) const {
+        out.clear();
+        if (const errc e = precheck(req); e != errc::ok) return e;
+        return policy_.place(state_, req, out);
+    }
+
+    // Records usage made elsewhere (a running cluster's jobs): exactly these
+    // GPUs, which must be unheld on nodes that are up or draining, in open
+    // domains. Errors: node_out_of_range, not_free.
+    expected<allocation_id, errc> hold(std::span<const piece> pieces, request asked = {}) {
+        std::uint32_t gpus = 0;
+        for (const auto& p : pieces) gpus += static_cast<std::uint32_t>(std::popcount(p.gpus));
+        if (asked.count == 0) asked = request::gpus(gpus);
+        typename state_type::commit_options options;
+        options.allow_draining = true;
+        options.requested_gpus = asked.what == unit::gpus ? asked.count : 0;
+        auto id = state_.commit(asked, pieces, options);
+        if (id) notify_policy();
+        return id;
+    }
+
+    // Errors: unknown_allocation (never made, or already released).
+    expected<void, errc> release(allocation_id id) {
+        auto done = state_.release(id);
+        if (done) notify_policy();
+        return done;
+    }
+
+    // Changes a node's health and returns the allocations that hold GPUs on a
+    // node going down (they stay live and are marked hit_by_failure; the
+    // caller decides whether to release and requeue them).
+    // Errors: node_out_of_range.
+    expected<std::vector<allocation_id>, errc> set_health(node_id n, node_health h) {
+        std::vector<allocation_id> hit;
+        auto done = state_.set_health(n, h, &hit);
+        if (!done) return unexpected(done.error());
+        notify_policy();
+        return hit;
+    }
+    expected<std::vector<allocation_id>, errc> drain(node_id n) { return set_health(n, node_health::drain); }
+    expected<std::vector<allocation_id>, errc> down(node_id n) { return set_health(n, node_health::down); }
+    expected<std::vector<allocation_id>, errc> up(node_id n) { return set_health(n, node_health::up); }
+
+    const state_type& state() const noexcept { return state_; }
+    const topology& topo() const noexcept { return state_.topo(); }
+    const Policy& policy() const noexcept { return policy_; }
+    std::string_view policy_name() const { return policy_traits<Policy>::name(policy_); }
+    const allocation_record* find(allocation_id id) const noexcept { return state_.find(id); }
+
+private:
+    basic_allocator(state_type state, Policy policy) : state_(std::move(state)), policy_(std::move(policy)) {
+        policy_traits<Policy>::attach(policy_, state_);
+    }
+
+    // The checks every policy shares, cheapest first.
+    errc precheck(const request& req) const noexcept {
+        if (req.malformed()) return errc::invalid_request;
+        if (!policy_traits<Policy>::supports(policy_, req)) return errc::unsupported_request;
+        const topology& topo = state_.topo();
+        const bool nodes = req.what == unit::nodes;
+        const std::uint64_t total = nodes ? topo.node_count() : topo.gpu_count();
+        if (req.count > total) return errc::exceeds_cluster;
+        if (req.segmented() && req.part_size() > (nodes ? topo.max_domain_nodes() : topo.max_domain_gpus()))
+            return errc::exceeds_domain;
+        if (req.count > (nodes ? state_.up_nodes() : state_.up_gpus())) return errc::exceeds_healthy;
+        if (req.count > (nodes ? state_.available().nodes : state_.available().gpus)) return errc::insufficient_free;
+        return errc::ok;
+    }
+
+    void notify_policy() {
+        for (domain_id d : state_.touched_domains()) policy_traits<Policy>::domain_changed(policy_, state_, d);
+    }
+
+    state_type state_;
+    Policy policy_;
+    placement scratch_;
+};
+
+}  // namespace topoblock

@@ -1,0 +1,233 @@
+#pragma once
+
+#include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/detail/domain_pick.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+namespace detail {
+
+// How a request measures a domain: in whole nodes for node requests, in GPUs
+// otherwise (a whole-node GPU request counts the GPUs of wholly free nodes).
+template <class State>
+struct request_units {
+    const State& state;
+    const request& req;
+
+    std::uint64_t free_in(domain_id d) const noexcept {
+        const auto& c = state.domain(d);
+        if (req.what == unit::nodes) return c.free_nodes;
+        if (req.whole_nodes) return std::uint64_t{c.free_nodes} * state.topo().domain(d).gpus_per_node;
+        return c.free_gpus;
+    }
+    std::uint64_t capacity_of(domain_id d) const noexcept {
+        const auto& info = state.topo().domain(d);
+        return req.what == unit::nodes ? info.node_count : info.gpu_count();
+    }
+    std::uint64_t largest_domain() const noexcept {
+        return req.what == unit::nodes ? state.topo().max_domain_nodes() : state.topo().max_domain_gpus();
+    }
+    std::uint64_t available() const noexcept {
+        if (req.what == unit::nodes) return state.available().nodes;
+        if (req.whole_nodes) {
+            const std::uint32_t g = state.topo().uniform_gpus_per_node();
+            return g != 0 ? state.available().nodes * g : state.available().gpus;
+        }
+        return state.available().gpus;
+    }
+    std::uint64_t group_free(std::size_t level, group_id g) const noexcept {
+        const auto& f = state.group_free(level, g);
+        if (req.what == unit::nodes) return f.nodes;
+        return f.gpus;  // an upper bound for whole-node GPU requests
+    }
+    // The domains a new part of this job may use at all.
+    bool allowed(domain_id d) const noexcept {
+        return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
+    }
+    // The reason when nothing fits: not enough free at all, or fragmented.
+    errc shortfall(std::uint64_t size) const noexcept {
+        return available() >= size ? errc::fragmented : errc::insufficient_free;
+    }
+};
+
+}  // namespace detail
+
+// Best fit at every level of the hierarchy.
+// - A job that fits in one domain goes to the usable domain with the least
+//   free capacity that still holds it (lowest index on ties); inside it to
+//   the tightest run of wholly free nodes, and GPU-level jobs to the node
+//   they fill most tightly, so partly used nodes fill first.
+// - A larger job (or one allowed to spread) takes the fewest domains: the
+//   domains with the most free capacity, the last one chosen best-fit for the
+//   remainder, inside the tightest group of each level that can hold it
+//   (lowest level first), else across the cluster.
+// - Segments are placed one at a time, each best-fit in one domain.
+// Cost for a single-domain job: a bucket lookup plus a pass over that
+// domain's nodes; O(domains) only for multi-domain and segmented jobs.
+struct best_fit {
+    std::string_view name() const noexcept { return "best-fit"; }
+
+    template <class State>
+    errc place(const State& state, const request& req, placement& out) const {
+        const detail::request_units<State> units{state, req};
+        if (req.segmented()) return place_segments(state, units, out);
+        const std::uint64_t size = req.count;
+        const std::uint64_t largest = units.largest_domain();
+        if (size <= largest) {
+            const domain_id d = tightest_domain(state, units, size);
+            if (d != npos32) return take_in(state, units, d, size, out) ? errc::ok : errc::fragmented;
+            if (req.where == locality::require) return units.shortfall(size);
+            return spread(state, units, size, npos32, out) ? errc::ok : units.shortfall(size);
+        }
+        const std::uint64_t fewest = (size + largest - 1) / largest;
+        if (spread(state, units, size, fewest, out)) return errc::ok;
+        if (req.where != locality::require) {
+            out.clear();
+            if (spread(state, units, size, npos32, out)) return errc::ok;
+        }
+        return units.shortfall(size);
+    }
+
+private:
+    // The usable domain with the least free capacity >= size, or npos32.
+    template <class State>
+    static domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) {
+        const request& req = units.req;
+        if (!req.exclusive_domain) {
+            const std::uint32_t g = state.topo().uniform_gpus_per_node();
+            if (req.what == unit::nodes) return state.domains_by_free_nodes().find_at_least(static_cast<std::uint32_t>(size));
+            if (!req.whole_nodes) return state.domains_by_free_gpus().find_at_least(static_cast<std::uint32_t>(size));
+            if (g != 0) return state.domains_by_free_nodes().find_at_least(static_cast<std::uint32_t>((size + g - 1) / g));
+        }
+        domain_id best = npos32;
+        std::uint64_t best_free = ~std::uint64_t{0};
+        const auto consider = [&](domain_id d) {
+            const std::uint64_t f = units.free_in(d);
+            if (f >= size && f < best_free && units.allowed(d)) {
+                best = d;
+                best_free = f;
+            }
+        };
+        if (req.exclusive_domain) {
+            const auto& idle = state.idle_domains();
+            for (std::size_t d = idle.find_first(); d < idle.size(); d = idle.find_next(d + 1)) consider(static_cast<domain_id>(d));
+        } else {
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) consider(d);
+        }
+        return best;
+    }
+
+    template <class State>
+    static bool take_in(const State& state, const detail::request_units<State>& units, domain_id d,
+                        std::uint64_t size, placement& out) {
+        auto scratch = detail::load_domain(state, out, d);
+        return detail::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
+    }
+
+    // Spreads `size` units over at most `max_domains` domains (npos32: no
+    // limit), trying the tightest group of each level before the cluster.
+    template <class State>
+    static bool spread(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+                       std::uint64_t max_domains, placement& out) {
+        const auto& levels = state.topo().levels();
+        for (std::size_t l = 0; l < levels.size(); ++l) {
+            std::vector<std::pair<std::uint64_t, group_id>> groups;
+            for (group_id g = 0; g < levels[l].group_names.size(); ++g) {
+                const std::uint64_t f = units.group_free(l, g);
+                if (f >= size) groups.emplace_back(f, g);
+            }
+            std::sort(groups.begin(), groups.end());
+            for (const auto& [free, g] : groups)
+                if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
+        }
+        std::vector<domain_id> all(state.topo().domain_count());
+        for (domain_id d = 0; d < all.size(); ++d) all[d] = d;
+        return spread_over(state, units, all, size, max_domains, out);
+    }
+
+    // Greedy over `candidates`: the domains with the most free capacity until
+    // the job is covered, then the last one swapped for the tightest domain
+    // that holds the remainder.
+    template <class State>
+    static bool spread_over(const State& state, const detail::request_units<State>& units,
+                            const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
+                            placement& out) {
+        std::vector<std::pair<std::uint64_t, domain_id>> by_free;
+        for (domain_id d : candidates) {
+            const std::uint64_t f = units.free_in(d);
+            if (f > 0 && units.allowed(d)) by_free.emplace_back(f, d);
+        }
+        std::sort(by_free.begin(), by_free.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        std::uint64_t covered = 0;
+        std::size_t k = 0;
+        while (k < by_free.size() && covered < size) covered += by_free[k++].first;
+        if (covered < size || k > max_domains) return false;
+        covered -= by_free[k - 1].first;
+        const std::uint64_t rest = size - covered;
+        std::size_t last = k - 1;
+        for (std::size_t i = k; i < by_free.size(); ++i) {
+            const auto& c = by_free[i];
+            if (c.first >= rest && (c.first < by_free[last].first ||
+                                    (c.first == by_free[last].first && c.second < by_free[last].second)))
+                last = i;
+        }
+        for (std::size_t i = 0; i + 1 < k; ++i)
+            if (!take_in(state, units, by_free[i].second, by_free[i].first, out)) return false;
+        return take_in(state, units, by_free[last].second, rest, out);
+    }
+
+    // Each segment best-fit into one domain, counting what earlier segments
+    // of the same job took.
+    template <class State>
+    static errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) {
+        const request& req = units.req;
+        const std::uint64_t part = req.part_size();
+        std::vector<std::pair<domain_id, std::uint64_t>> used;  // domain, units taken
+        const auto taken_in = [&](domain_id d) -> std::uint64_t {
+            for (const auto& [ud, n] : used)
+                if (ud == d) return n;
+            return ~std::uint64_t{0};
+        };
+        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
+            domain_id best = npos32;
+            std::uint64_t best_free = ~std::uint64_t{0};
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
+                if (!units.allowed(d)) continue;
+                const std::uint64_t already = taken_in(d);
+                if (already != ~std::uint64_t{0} && req.spread_segments) continue;
+                const std::uint64_t f = units.free_in(d) - (already == ~std::uint64_t{0} ? 0 : already);
+                if (f >= part && f < best_free) {
+                    best = d;
+                    best_free = f;
+                }
+            }
+            if (best == npos32 || !take_in(state, units, best, part, out)) return units.shortfall(req.count);
+            const std::uint64_t already = taken_in(best);
+            const std::uint64_t took = req.what == unit::gpus && req.whole_nodes
+                                           ? (part + state.topo().domain(best).gpus_per_node - 1) /
+                                                 state.topo().domain(best).gpus_per_node *
+                                                 state.topo().domain(best).gpus_per_node
+                                           : part;
+            if (already == ~std::uint64_t{0}) used.emplace_back(best, took);
+            else
+                for (auto& [ud, n] : used)
+                    if (ud == best) n += took;
+        }
+        return errc::ok;
+    }
+};
+
+}  // namespace topoblock

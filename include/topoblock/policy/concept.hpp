@@ -1,0 +1,70 @@
+#pragma once
+
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <concepts>
+#include <string_view>
+
+namespace topoblock {
+
+// A placement policy decides where a request goes; it never changes the
+// cluster. The expression table:
+//
+// | expression                 | result | meaning                                   |
+// | -------------------------- | ------ | ----------------------------------------- |
+// | p.place(state, req, out)   | errc   | append the pieces for req to out (empty   |
+// |                            |        | on entry) and return errc::ok, or return  |
+// |                            |        | why not; out is then ignored              |
+//
+// `state` is a const basic_cluster_state: every counter and index the library
+// keeps is there to read. The allocator has already rejected malformed
+// requests and requests larger than the free capacity, and it validates the
+// pieces (a busy or unusable GPU is errc::policy_error, nothing changes).
+//
+// Optional members, called through policy_traits when present:
+//
+// | expression                        | when                                    |
+// | --------------------------------- | --------------------------------------- |
+// | p.name()                          | -> std::string_view, for reports        |
+// | p.supports(req)                   | -> bool: false makes the allocator      |
+// |                                   | answer unsupported_request before any   |
+// |                                   | capacity check (a permanent refusal     |
+// |                                   | must not look like a wait)              |
+// | p.attach(state)                   | once, when the allocator is built       |
+// | p.on_domain_change(state, d)      | after every change to domain d, for     |
+// |                                   | policies that keep their own summaries  |
+template <class P, class State>
+concept placement_policy = std::copy_constructible<P> &&
+    requires(const P& policy, const State& state, const request& req, placement& out) {
+        { policy.place(state, req, out) } -> std::same_as<errc>;
+    };
+
+// Supplies the defaults for a policy's optional members.
+template <class P>
+struct policy_traits {
+    static std::string_view name(const P& policy) {
+        if constexpr (requires { { policy.name() } -> std::convertible_to<std::string_view>; })
+            return policy.name();
+        else
+            return "custom";
+    }
+    static bool supports(const P& policy, const request& req) {
+        if constexpr (requires { { policy.supports(req) } -> std::convertible_to<bool>; })
+            return policy.supports(req);
+        else
+            return true;
+    }
+    template <class State>
+    static void attach(P& policy, const State& state) {
+        if constexpr (requires { policy.attach(state); }) policy.attach(state);
+    }
+    template <class State>
+    static void domain_changed(P& policy, const State& state, domain_id d) {
+        if constexpr (requires { policy.on_domain_change(state, d); }) policy.on_domain_change(state, d);
+    }
+};
+
+}  // namespace topoblock

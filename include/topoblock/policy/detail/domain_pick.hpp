@@ -1,0 +1,170 @@
+#pragma once
+
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+// Choosing GPUs and nodes inside one domain, shared by the policies that pick
+// a domain first and then the tightest spot in it.
+namespace topoblock::detail {
+
+// A domain's GPUs still open to the placement being built: usable in the
+// state and not yet taken by earlier parts of the same placement.
+template <std::size_t MaxNodes>
+struct domain_scratch {
+    std::array<gpu_mask, MaxNodes> open{};
+    node_id first_node = 0;
+    std::uint32_t node_count = 0;
+    gpu_mask full = 0;
+    std::uint32_t gpus_per_node = 0;
+
+    bool wholly_open(std::uint32_t i) const noexcept { return open[i] == full; }
+    std::uint32_t open_count(std::uint32_t i) const noexcept { return static_cast<std::uint32_t>(std::popcount(open[i])); }
+    std::uint32_t wholly_open_count() const noexcept {
+        std::uint32_t n = 0;
+        for (std::uint32_t i = 0; i < node_count; ++i) n += wholly_open(i) ? 1U : 0U;
+        return n;
+    }
+    std::uint32_t open_gpu_count() const noexcept {
+        std::uint32_t n = 0;
+        for (std::uint32_t i = 0; i < node_count; ++i) n += open_count(i);
+        return n;
+    }
+};
+
+template <class State>
+auto load_domain(const State& state, const placement& out, domain_id d) {
+    domain_scratch<State::capacity_type::max_nodes_per_domain> s;
+    const domain_info& info = state.topo().domain(d);
+    s.first_node = info.first_node;
+    s.node_count = info.node_count;
+    s.gpus_per_node = info.gpus_per_node;
+    s.full = full_gpu_mask(info.gpus_per_node);
+    for (std::uint32_t i = 0; i < info.node_count; ++i) s.open[i] = state.usable_gpus(info.first_node + i);
+    for (const auto& p : out.pieces())
+        if (p.node >= info.first_node && p.node < info.end_node()) s.open[p.node - info.first_node] &= ~p.gpus;
+    return s;
+}
+
+// Takes `count` wholly open nodes. Rule: the shortest run of consecutive
+// wholly open nodes that holds them all (lowest start on ties), its first
+// nodes; when no run is long enough, whole runs from the shortest up, so that
+// long runs survive for later jobs. Returns false (taking nothing) when the
+// domain has too few wholly open nodes.
+template <class Scratch>
+bool take_whole_nodes(Scratch& s, std::uint32_t count, placement& out) {
+    struct run {
+        std::uint32_t start, length;
+    };
+    std::array<run, (sizeof(s.open) / sizeof(gpu_mask) + 1) / 2> runs{};
+    std::size_t run_count = 0;
+    std::uint32_t total = 0;
+    for (std::uint32_t i = 0; i < s.node_count;) {
+        if (!s.wholly_open(i)) {
+            ++i;
+            continue;
+        }
+        std::uint32_t j = i;
+        while (j < s.node_count && s.wholly_open(j)) ++j;
+        runs[run_count++] = {i, j - i};
+        total += j - i;
+        i = j;
+    }
+    if (total < count || count == 0) return count == 0;
+    const auto take = [&](std::uint32_t start, std::uint32_t n) {
+        for (std::uint32_t i = start; i < start + n; ++i) {
+            out.add(s.first_node + i, s.open[i]);
+            s.open[i] = 0;
+        }
+    };
+    const run* tightest = nullptr;
+    for (std::size_t r = 0; r < run_count; ++r)
+        if (runs[r].length >= count && (tightest == nullptr || runs[r].length < tightest->length)) tightest = &runs[r];
+    if (tightest != nullptr) {
+        take(tightest->start, count);
+        return true;
+    }
+    std::sort(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(run_count), [](const run& a, const run& b) {
+        return a.length != b.length ? a.length < b.length : a.start < b.start;
+    });
+    for (std::size_t r = 0; count > 0; ++r) {
+        const std::uint32_t n = std::min(count, runs[r].length);
+        take(runs[r].start, n);
+        count -= n;
+    }
+    return true;
+}
+
+// The node with the fewest open GPUs that still has `need` (lowest index on
+// ties), or node_count when none has.
+template <class Scratch>
+std::uint32_t tightest_node(const Scratch& s, std::uint32_t need) {
+    std::uint32_t best = s.node_count;
+    std::uint32_t best_free = ~0U;
+    for (std::uint32_t i = 0; i < s.node_count; ++i) {
+        const std::uint32_t f = s.open_count(i);
+        if (f >= need && f < best_free) {
+            best = i;
+            best_free = f;
+            if (f == need) break;
+        }
+    }
+    return best;
+}
+
+// Takes `count` open GPUs, packing them onto few nodes: whole nodes for each
+// full node's worth, the rest on the node it fills most tightly, so partly
+// used nodes fill first and wholly free ones stay whole. When the open GPUs
+// are too scattered for that, the nodes with the most open GPUs first.
+// Returns false (taking nothing) when fewer than `count` are open.
+template <class Scratch>
+bool take_gpus(Scratch& s, std::uint32_t count, placement& out) {
+    if (s.open_gpu_count() < count) return false;
+    const std::uint32_t whole = count / s.gpus_per_node;
+    const std::uint32_t rest = count % s.gpus_per_node;
+    if (whole <= s.wholly_open_count()) {
+        Scratch trial = s;
+        const std::size_t mark = out.size();
+        take_whole_nodes(trial, whole, out);
+        const std::uint32_t node = rest == 0 ? 0 : tightest_node(trial, rest);
+        if (rest == 0 || node < trial.node_count) {
+            if (rest != 0) {
+                const gpu_mask mine = lowest_bits(trial.open[node], rest);
+                out.add(trial.first_node + node, mine);
+                trial.open[node] &= ~mine;
+            }
+            s = trial;
+            return true;
+        }
+        out.truncate(mark);
+    }
+    while (count > 0) {
+        std::uint32_t best = 0;
+        for (std::uint32_t i = 1; i < s.node_count; ++i)
+            if (s.open_count(i) > s.open_count(best)) best = i;
+        const gpu_mask mine = lowest_bits(s.open[best], count);
+        out.add(s.first_node + best, mine);
+        s.open[best] &= ~mine;
+        count -= static_cast<std::uint32_t>(std::popcount(mine));
+    }
+    return true;
+}
+
+// Takes `units` of a request inside the domain: whole nodes for a node
+// request, whole nodes covering the GPUs for a whole-node GPU request, GPUs
+// otherwise.
+template <class Scratch>
+bool take_units(Scratch& s, const request& req, std::uint32_t units, placement& out) {
+    if (req.what == unit::nodes) return take_whole_nodes(s, units, out);
+    if (req.whole_nodes) return take_whole_nodes(s, (units + s.gpus_per_node - 1) / s.gpus_per_node, out);
+    return take_gpus(s, units, out);
+}
+
+}  // namespace topoblock::detail

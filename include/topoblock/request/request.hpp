@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+
+namespace topoblock {
+
+// What a request counts.
+enum class unit : std::uint8_t {
+    gpus,   // GPUs, which may share nodes with other jobs
+    nodes,  // whole nodes
+};
+
+// How strictly a job wants to stay inside NVLink domains.
+enum class locality : std::uint8_t {
+    // A job that fits in one domain must land in one; a larger job must use
+    // the fewest domains an empty cluster would need.
+    require,
+    // As require when possible, otherwise spread over the fewest domains free.
+    prefer,
+    // No constraint: the policy's own choice.
+    any,
+};
+
+// What a job asks for. Build with request::gpus(n) or request::nodes(n) and
+// the with_ modifiers.
+struct request {
+    std::uint32_t count = 0;
+    unit what = unit::gpus;
+    // For a GPU request: the job takes the nodes it touches whole (no other
+    // job shares them); the GPUs beyond `count` count as held but idle.
+    bool whole_nodes = false;
+    locality where = locality::require;
+    // The job is cut into count / segment parts, each inside one domain
+    // (Slurm --segment). 0, or a segment larger than the job, means one part;
+    // a segment that does not divide the job is an invalid request.
+    std::uint32_t segment = 0;
+    // Each segment avoids domains the job's other segments already use.
+    bool spread_segments = false;
+    // The domains the job touches are closed to every other job, and the job
+    // takes only domains with nothing running (Slurm --exclusive=topo).
+    bool exclusive_domain = false;
+
+    static constexpr request gpus(std::uint32_t n) noexcept { return request{n, unit::gpus}; }
+    static constexpr request nodes(std::uint32_t n) noexcept { return request{n, unit::nodes}; }
+
+    constexpr request with_locality(locality l) const noexcept { auto r = *this; r.where = l; return r; }
+    constexpr request with_whole_nodes(bool on = true) const noexcept { auto r = *this; r.whole_nodes = on; return r; }
+    constexpr request with_segment(std::uint32_t size, bool spread = false) const noexcept {
+        auto r = *this;
+        r.segment = size;
+        r.spread_segments = spread;
+        return r;
+    }
+    constexpr request with_exclusive_domain(bool on = true) const noexcept { auto r = *this; r.exclusive_domain = on; return r; }
+
+    // Whole nodes are what the job counts or takes.
+    constexpr bool takes_whole_nodes() const noexcept { return what == unit::nodes || whole_nodes; }
+    // The size of one part that must stay in one domain (the whole job when
+    // it has no segments).
+    constexpr std::uint32_t part_size() const noexcept { return segment == 0 || segment > count ? count : segment; }
+    constexpr std::uint32_t part_count() const noexcept { return count / part_size(); }
+    constexpr bool segmented() const noexcept { return part_count() > 1; }
+    // Malformed regardless of the cluster.
+    constexpr bool malformed() const noexcept { return count == 0 || count % part_size() != 0; }
+
+    friend constexpr bool operator==(const request&, const request&) = default;
+};
+
+}  // namespace topoblock

@@ -1,0 +1,546 @@
+#pragma once
+
+#include <topoblock/config.hpp>
+#include <topoblock/fwd.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/state/allocation.hpp>
+#include <topoblock/state/health.hpp>
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/support/bucket_index.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+// Compile-time limits of a state: the most nodes one domain may hold fixes the
+// width of each domain's node masks.
+template <std::size_t MaxNodesPerDomain>
+struct capacity {
+    static_assert(MaxNodesPerDomain > 0, "a domain must be able to hold at least one node");
+    static constexpr std::size_t max_nodes_per_domain = MaxNodesPerDomain;
+};
+
+// Counters of one domain, kept exact after every operation.
+struct domain_counters {
+    std::uint32_t free_gpus = 0;   // not held, on nodes that are up
+    std::uint32_t free_nodes = 0;  // up and wholly free
+    std::uint32_t up_gpus = 0;     // on nodes that are up
+    std::uint32_t up_nodes = 0;
+    std::uint32_t held_gpus = 0;   // held by allocations, on any node
+    std::uint32_t exclusive_holders = 0;  // > 0: closed to other jobs
+    friend constexpr bool operator==(const domain_counters&, const domain_counters&) = default;
+};
+
+// Free capacity a new job can use: free GPUs on up nodes of open domains.
+struct free_capacity {
+    std::uint64_t gpus = 0;
+    std::uint64_t nodes = 0;
+    friend constexpr bool operator==(const free_capacity&, const free_capacity&) = default;
+};
+
+// The mutable occupancy of a cluster: who holds which GPU, node health, and
+// the indexes that make placement questions cheap. Policies read it; only the
+// allocator changes it. Every mutation validates first or rolls back, so a
+// failed call leaves it as it was.
+template <class Capacity>
+class basic_cluster_state {
+public:
+    using capacity_type = Capacity;
+    using node_set = fixed_bitset<Capacity::max_nodes_per_domain>;
+
+    static expected<basic_cluster_state, error> create(topology topo) {
+        for (const auto& d : topo.domains())
+            if (d.node_count > Capacity::max_nodes_per_domain)
+                return unexpected(make_error("domain '" + d.name + "' has " + std::to_string(d.node_count) +
+                                             " nodes, more than this build's capacity of " +
+                                             std::to_string(Capacity::max_nodes_per_domain) +
+                                             " nodes per domain (use a larger topoblock::capacity<N>)"));
+        return basic_cluster_state(std::move(topo));
+    }
+
+    // ---- topology ----------------------------------------------------------
+    const topology& topo() const noexcept { return topo_; }
+
+    // ---- nodes -------------------------------------------------------------
+    // GPUs of the node no allocation holds, whatever its health.
+    gpu_mask unheld_gpus(node_id n) const noexcept { return node_free_[n]; }
+    // GPUs a new job may take: unheld, on an up node, in an open domain.
+    gpu_mask usable_gpus(node_id n) const noexcept { return node_usable(n) ? node_free_[n] : 0; }
+    node_health health(node_id n) const noexcept { return health_[n]; }
+    bool node_usable(node_id n) const noexcept {
+        return health_[n] == node_health::up && domains_[topo_.node(n).domain].exclusive_holders == 0;
+    }
+    gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.node(n).gpus); }
+    // The allocation holding GPU `gpu` of node `n`, or a null id.
+    allocation_id owner(node_id n, std::uint32_t gpu) const noexcept {
+        const std::uint32_t slot = owner_[topo_.node(n).first_gpu + gpu];
+        return slot == npos32 ? allocation_id{} : id_of(slot);
+    }
+
+    // ---- domains -----------------------------------------------------------
+    const domain_counters& domain(domain_id d) const noexcept { return domains_[d]; }
+    bool domain_open(domain_id d) const noexcept { return domains_[d].exclusive_holders == 0; }
+    // Open, with up nodes and nothing held: an exclusive job may take it.
+    bool domain_idle(domain_id d) const noexcept { return idle_domains_.test(d); }
+    // Up, wholly free nodes of the domain, by index inside the domain.
+    const node_set& free_nodes_in(domain_id d) const noexcept { return free_node_sets_[d]; }
+    // Open domains filed by free GPUs / free whole nodes: best-fit lookups.
+    const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
+    const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
+    const indexed_bitset& idle_domains() const noexcept { return idle_domains_; }
+
+    // ---- groups and the cluster -------------------------------------------
+    const free_capacity& group_free(std::size_t level, group_id g) const noexcept { return group_free_[level][g]; }
+    // What a new job can use, cluster-wide.
+    const free_capacity& available() const noexcept { return available_; }
+    // Nodes (cluster-wide ids) with usable GPUs / wholly usable: first-fit's scan.
+    const indexed_bitset& nodes_with_usable_gpus() const noexcept { return nodes_with_usable_; }
+    const indexed_bitset& wholly_usable_nodes() const noexcept { return wholly_usable_nodes_; }
+
+    std::uint64_t up_gpus() const noexcept { return up_gpus_; }
+    std::uint64_t up_nodes() const noexcept { return up_nodes_; }
+    // GPUs on nodes that are not down (up or draining).
+    std::uint64_t healthy_gpus() const noexcept { return healthy_gpus_; }
+    std::uint64_t held_gpus() const noexcept { return held_gpus_; }
+    std::uint64_t held_gpus_on_down_nodes() const noexcept { return held_on_down_; }
+    // Unheld GPUs on up nodes, open domains or not.
+    std::uint64_t unheld_up_gpus() const noexcept { return unheld_up_gpus_; }
+    std::uint64_t requested_gpus() const noexcept { return requested_gpus_; }
+
+    // ---- allocations -------------------------------------------------------
+    std::size_t allocation_count() const noexcept { return live_; }
+    const allocation_record* find(allocation_id id) const noexcept {
+        const std::uint32_t slot = slot_of(id);
+        return slot == npos32 ? nullptr : &slots_[slot].record;
+    }
+    // Calls f(allocation_id, const allocation_record&) for each live one, in
+    // slot order.
+    template <class F>
+    void for_each_allocation(F&& f) const {
+        for (std::uint32_t s = 0; s < slots_.size(); ++s)
+            if (slots_[s].live) f(id_of(s), slots_[s].record);
+    }
+    // Domains the last mutation changed, each once.
+    std::span<const domain_id> touched_domains() const noexcept { return touched_; }
+
+    // ---- mutation (the allocator's) ---------------------------------------
+    struct commit_options {
+        // hold(): adopt usage made elsewhere, which may sit on draining nodes.
+        bool allow_draining = false;
+        // When set, the GPUs the job asked for; otherwise the GPUs held.
+        std::uint32_t requested_gpus = 0;
+    };
+
+    // Records `where` as a new allocation for `asked`. Checks every piece:
+    // node in range, GPUs exist and are unheld, node up (or draining when
+    // allowed), domain open, and for an exclusive request every domain idle.
+    // On any failure nothing changes.
+    expected<allocation_id, errc> commit(const request& asked, std::span<const piece> where,
+                                         const commit_options& options) {
+        touched_.clear();
+        if (where.empty()) return unexpected(errc::policy_error);
+        const errc bad = options.allow_draining ? errc::not_free : errc::policy_error;
+        for (const auto& p : where) {
+            if (p.node >= topo_.node_count()) return unexpected(errc::node_out_of_range);
+            const node_health h = health_[p.node];
+            const domain_id d = topo_.node(p.node).domain;
+            if (p.gpus == 0 || (p.gpus & ~node_full_mask(p.node)) != 0) return unexpected(bad);
+            if (h == node_health::down || (h == node_health::drain && !options.allow_draining)) return unexpected(bad);
+            if (!domain_open(d)) return unexpected(bad);
+            if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
+        }
+        const std::uint32_t slot = acquire_slot();
+        std::size_t applied = 0;
+        std::uint32_t held = 0;
+        for (; applied < where.size(); ++applied) {
+            const piece& p = where[applied];
+            if ((p.gpus & ~node_free_[p.node]) != 0) break;  // busy, or named twice
+            take(p, slot);
+            held += static_cast<std::uint32_t>(std::popcount(p.gpus));
+        }
+        if (applied != where.size()) {
+            for (std::size_t i = applied; i-- > 0;) give_back(where[i]);
+            for (domain_id d : touched_) refresh_domain(d);
+            touched_.clear();
+            release_slot(slot);
+            return unexpected(bad);
+        }
+        auto& record = slots_[slot].record;
+        record.asked = asked;
+        record.held_gpus = held;
+        record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
+        record.domains = static_cast<std::uint32_t>(touched_.size());
+        record.hit_by_failure = false;
+        record.pieces.assign(where.begin(), where.end());
+        requested_gpus_ += record.requested_gpus;
+        if (asked.exclusive_domain)
+            for (domain_id d : touched_) ++domains_[d].exclusive_holders;
+        for (domain_id d : touched_) refresh_domain(d);
+        return id_of(slot);
+    }
+
+    expected<void, errc> release(allocation_id id) {
+        touched_.clear();
+        const std::uint32_t slot = slot_of(id);
+        if (slot == npos32) return unexpected(errc::unknown_allocation);
+        auto& record = slots_[slot].record;
+        for (const auto& p : record.pieces) give_back(p);
+        if (record.asked.exclusive_domain)
+            for (domain_id d : touched_) --domains_[d].exclusive_holders;
+        for (domain_id d : touched_) refresh_domain(d);
+        requested_gpus_ -= record.requested_gpus;
+        release_slot(slot);
+        return {};
+    }
+
+    // Changes a node's health. Allocations holding GPUs of a node that goes
+    // down stay live, keep those GPUs and are marked hit_by_failure; they are
+    // appended to `hit`. Releasing them later frees their GPUs, which count as
+    // usable again only once the node is up.
+    expected<void, errc> set_health(node_id n, node_health to, std::vector<allocation_id>* hit = nullptr) {
+        touched_.clear();
+        if (n >= topo_.node_count()) return unexpected(errc::node_out_of_range);
+        const node_health from = health_[n];
+        if (from == to) return {};
+        const domain_id d = topo_.node(n).domain;
+        const std::uint32_t gpus = topo_.node(n).gpus;
+        const std::uint32_t held = gpus - static_cast<std::uint32_t>(std::popcount(node_free_[n]));
+        count_up_node(n, from, -1);
+        health_[n] = to;
+        count_up_node(n, to, +1);
+        if (from == node_health::down) {
+            healthy_gpus_ += gpus;
+            held_on_down_ -= held;
+        }
+        if (to == node_health::down) {
+            healthy_gpus_ -= gpus;
+            held_on_down_ += held;
+            mark_owners_hit(n, hit);
+        }
+        refresh_node(n);
+        touch(d);
+        refresh_domain(d);
+        return {};
+    }
+
+    // Recomputes every counter and index from the node masks and the
+    // allocation records; returns an empty string when all agree, otherwise
+    // what disagrees. O(cluster): for tests and debugging.
+    std::string verify() const {
+        std::vector<gpu_mask> held(topo_.node_count(), 0);
+        std::vector<std::uint32_t> owner(owner_.size(), npos32);
+        std::uint64_t requested = 0;
+        std::size_t live = 0;
+        std::vector<std::uint32_t> exclusive(topo_.domain_count(), 0);
+        for (std::uint32_t s = 0; s < slots_.size(); ++s) {
+            if (!slots_[s].live) continue;
+            ++live;
+            const auto& r = slots_[s].record;
+            requested += r.requested_gpus;
+            std::uint32_t gpus = 0;
+            std::vector<domain_id> spanned;
+            for (const auto& p : r.pieces) {
+                if (p.node >= topo_.node_count()) return "allocation holds a node out of range";
+                if ((held[p.node] & p.gpus) != 0)
+                    return "GPU held twice on node '" + topo_.node(p.node).name + "'";
+                held[p.node] |= p.gpus;
+                gpus += static_cast<std::uint32_t>(std::popcount(p.gpus));
+                const node_info& info = topo_.node(p.node);
+                for (std::uint32_t g = 0; g < info.gpus; ++g)
+                    if ((p.gpus >> g) & 1U) owner[info.first_gpu + g] = s;
+                bool seen = false;
+                for (domain_id d : spanned) seen = seen || d == info.domain;
+                if (!seen) spanned.push_back(info.domain);
+            }
+            if (gpus != r.held_gpus) return "an allocation's held_gpus disagrees with its pieces";
+            if (spanned.size() != r.domains) return "an allocation's domain count disagrees with its pieces";
+            if (r.asked.exclusive_domain)
+                for (domain_id d : spanned) ++exclusive[d];
+        }
+        if (live != live_) return "live allocation count is wrong";
+        if (requested != requested_gpus_) return "requested GPU total is wrong";
+        if (owner != owner_) return "GPU owner table disagrees with the allocations";
+        std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
+        free_capacity available;
+        for (node_id n = 0; n < topo_.node_count(); ++n) {
+            const gpu_mask full = node_full_mask(n);
+            if (node_free_[n] != (full & ~held[n]))
+                return "free mask of node '" + topo_.node(n).name + "' disagrees with the allocations";
+            const auto held_here = static_cast<std::uint64_t>(std::popcount(held[n]));
+            held_total += held_here;
+            if (health_[n] == node_health::down) held_down += held_here;
+            else healthy += topo_.node(n).gpus;
+            if (health_[n] == node_health::up) {
+                up_gpus += topo_.node(n).gpus;
+                ++up_nodes;
+                unheld_up += static_cast<std::uint64_t>(std::popcount(node_free_[n]));
+            }
+            const bool usable = health_[n] == node_health::up && exclusive[topo_.node(n).domain] == 0;
+            if (nodes_with_usable_.test(n) != (usable && node_free_[n] != 0)) return "usable-node index is wrong";
+            if (wholly_usable_nodes_.test(n) != (usable && node_free_[n] == full)) return "free-node index is wrong";
+        }
+        if (up_gpus != up_gpus_ || up_nodes != up_nodes_ || healthy != healthy_gpus_) return "health totals are wrong";
+        if (held_total != held_gpus_ || held_down != held_on_down_) return "held totals are wrong";
+        if (unheld_up != unheld_up_gpus_) return "unheld GPU total is wrong";
+        std::vector<std::vector<free_capacity>> groups(topo_.levels().size());
+        for (std::size_t l = 0; l < groups.size(); ++l) groups[l].resize(topo_.levels()[l].group_names.size());
+        for (domain_id d = 0; d < topo_.domain_count(); ++d) {
+            const domain_info& info = topo_.domain(d);
+            domain_counters c;
+            c.exclusive_holders = exclusive[d];
+            node_set free_set;
+            for (node_id n = info.first_node; n < info.end_node(); ++n) {
+                c.held_gpus += static_cast<std::uint32_t>(std::popcount(held[n]));
+                if (health_[n] != node_health::up) continue;
+                c.up_gpus += info.gpus_per_node;
+                ++c.up_nodes;
+                c.free_gpus += static_cast<std::uint32_t>(std::popcount(node_free_[n]));
+                if (node_free_[n] == node_full_mask(n)) {
+                    ++c.free_nodes;
+                    free_set.set(n - info.first_node);
+                }
+            }
+            if (!(c == domains_[d])) return "counters of domain '" + info.name + "' are wrong";
+            if (!(free_set == free_node_sets_[d])) return "free-node set of domain '" + info.name + "' is wrong";
+            const bool open = c.exclusive_holders == 0;
+            if (by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)) return "free-GPU bucket of '" + info.name + "' is wrong";
+            if (by_free_nodes_.key_of(d) != (open ? c.free_nodes : npos32)) return "free-node bucket of '" + info.name + "' is wrong";
+            if (idle_domains_.test(d) != (open && c.held_gpus == 0 && c.up_nodes > 0)) return "idle set is wrong for '" + info.name + "'";
+            if (open) {
+                available.gpus += c.free_gpus;
+                available.nodes += c.free_nodes;
+                for (std::size_t l = 0; l < groups.size(); ++l) {
+                    auto& g = groups[l][topo_.levels()[l].group_of_domain[d]];
+                    g.gpus += c.free_gpus;
+                    g.nodes += c.free_nodes;
+                }
+            }
+        }
+        if (!(available == available_)) return "available totals are wrong";
+        if (groups != group_free_) return "group totals are wrong";
+        return {};
+    }
+
+private:
+    struct slot {
+        std::uint32_t generation = 1;
+        bool live = false;
+        allocation_record record;
+    };
+
+    explicit basic_cluster_state(topology topo)
+        : topo_(std::move(topo)),
+          node_free_(topo_.node_count()),
+          health_(topo_.node_count(), node_health::up),
+          owner_(topo_.gpu_count(), npos32),
+          domains_(topo_.domain_count()),
+          free_node_sets_(topo_.domain_count()),
+          contributed_(topo_.domain_count()),
+          was_open_(topo_.domain_count(), true),
+          by_free_gpus_(topo_.domain_count(), topo_.max_domain_gpus()),
+          by_free_nodes_(topo_.domain_count(), topo_.max_domain_nodes()),
+          idle_domains_(topo_.domain_count()),
+          nodes_with_usable_(topo_.node_count()),
+          wholly_usable_nodes_(topo_.node_count()) {
+        for (const auto& level : topo_.levels()) group_free_.emplace_back(level.group_names.size());
+        for (node_id n = 0; n < topo_.node_count(); ++n) {
+            node_free_[n] = node_full_mask(n);
+            count_up_node(n, node_health::up, +1);
+            healthy_gpus_ += topo_.node(n).gpus;
+            refresh_node(n);
+        }
+        for (domain_id d = 0; d < topo_.domain_count(); ++d) refresh_domain(d);
+    }
+
+    // Adds (sign +1) or removes (-1) an up node's share of the counters.
+    void count_up_node(node_id n, node_health h, int sign) {
+        if (h != node_health::up) return;
+        auto& c = domains_[topo_.node(n).domain];
+        const std::uint32_t gpus = topo_.node(n).gpus;
+        const auto free = static_cast<std::uint32_t>(std::popcount(node_free_[n]));
+        const bool whole = node_free_[n] == node_full_mask(n);
+        const std::uint32_t local = topo_.node(n).index_in_domain;
+        if (sign > 0) {
+            c.up_gpus += gpus;
+            ++c.up_nodes;
+            c.free_gpus += free;
+            up_gpus_ += gpus;
+            ++up_nodes_;
+            unheld_up_gpus_ += free;
+            if (whole) {
+                ++c.free_nodes;
+                free_node_sets_[topo_.node(n).domain].set(local);
+            }
+        } else {
+            c.up_gpus -= gpus;
+            --c.up_nodes;
+            c.free_gpus -= free;
+            up_gpus_ -= gpus;
+            --up_nodes_;
+            unheld_up_gpus_ -= free;
+            if (whole) {
+                --c.free_nodes;
+                free_node_sets_[topo_.node(n).domain].reset(local);
+            }
+        }
+    }
+
+    void take(const piece& p, std::uint32_t slot) {
+        const node_info& info = topo_.node(p.node);
+        count_up_node(p.node, health_[p.node], -1);
+        node_free_[p.node] &= ~p.gpus;
+        count_up_node(p.node, health_[p.node], +1);
+        const auto n = static_cast<std::uint32_t>(std::popcount(p.gpus));
+        domains_[info.domain].held_gpus += n;
+        held_gpus_ += n;
+        if (health_[p.node] == node_health::down) held_on_down_ += n;
+        for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
+            owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
+        refresh_node(p.node);
+        touch(info.domain);
+    }
+
+    void give_back(const piece& p) {
+        const node_info& info = topo_.node(p.node);
+        count_up_node(p.node, health_[p.node], -1);
+        node_free_[p.node] |= p.gpus;
+        count_up_node(p.node, health_[p.node], +1);
+        const auto n = static_cast<std::uint32_t>(std::popcount(p.gpus));
+        domains_[info.domain].held_gpus -= n;
+        held_gpus_ -= n;
+        if (health_[p.node] == node_health::down) held_on_down_ -= n;
+        for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
+            owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
+        refresh_node(p.node);
+        touch(info.domain);
+    }
+
+    void touch(domain_id d) {
+        for (domain_id t : touched_)
+            if (t == d) return;
+        touched_.push_back(d);
+    }
+
+    void refresh_node(node_id n) {
+        const bool usable = node_usable(n);
+        nodes_with_usable_.assign(n, usable && node_free_[n] != 0);
+        wholly_usable_nodes_.assign(n, usable && node_free_[n] == node_full_mask(n));
+    }
+
+    // Brings the domain's entries in every index in line with its counters.
+    void refresh_domain(domain_id d) {
+        const domain_counters& c = domains_[d];
+        const bool open = c.exclusive_holders == 0;
+        const free_capacity now = open ? free_capacity{c.free_gpus, c.free_nodes} : free_capacity{};
+        free_capacity& before = contributed_[d];
+        if (open) {
+            by_free_gpus_.assign(d, c.free_gpus);
+            by_free_nodes_.assign(d, c.free_nodes);
+        } else {
+            by_free_gpus_.remove(d);
+            by_free_nodes_.remove(d);
+        }
+        idle_domains_.assign(d, open && c.held_gpus == 0 && c.up_nodes > 0);
+        // An exclusive job opening or closing the domain changes every node's
+        // usability at once.
+        if (open != was_open_[d]) {
+            was_open_[d] = open;
+            for (node_id n = topo_.domain(d).first_node; n < topo_.domain(d).end_node(); ++n) refresh_node(n);
+        }
+        if (now == before) return;
+        available_.gpus += now.gpus - before.gpus;
+        available_.nodes += now.nodes - before.nodes;
+        for (std::size_t l = 0; l < group_free_.size(); ++l) {
+            auto& g = group_free_[l][topo_.levels()[l].group_of_domain[d]];
+            g.gpus += now.gpus - before.gpus;
+            g.nodes += now.nodes - before.nodes;
+        }
+        before = now;
+    }
+
+    void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
+        const node_info& info = topo_.node(n);
+        std::uint32_t last = npos32;
+        for (std::uint32_t g = 0; g < info.gpus; ++g) {
+            const std::uint32_t s = owner_[info.first_gpu + g];
+            if (s == npos32 || s == last) continue;
+            last = s;
+            bool seen = false;
+            for (std::uint32_t h = 0; h < g; ++h) seen = seen || owner_[info.first_gpu + h] == s;
+            if (seen) continue;
+            slots_[s].record.hit_by_failure = true;
+            if (hit != nullptr) hit->push_back(id_of(s));
+        }
+    }
+
+    std::uint32_t acquire_slot() {
+        std::uint32_t s;
+        if (!free_slots_.empty()) {
+            s = free_slots_.back();
+            free_slots_.pop_back();
+        } else {
+            s = static_cast<std::uint32_t>(slots_.size());
+            slots_.emplace_back();
+        }
+        slots_[s].live = true;
+        ++live_;
+        return s;
+    }
+    void release_slot(std::uint32_t s) {
+        slots_[s].live = false;
+        slots_[s].record.pieces.clear();  // keeps its capacity for the next owner
+        ++slots_[s].generation;
+        --live_;
+        free_slots_.push_back(s);
+    }
+    allocation_id id_of(std::uint32_t s) const noexcept {
+        return allocation_id{(std::uint64_t{slots_[s].generation} << 32) | (std::uint64_t{s} + 1)};
+    }
+    std::uint32_t slot_of(allocation_id id) const noexcept {
+        const std::uint64_t low = id.value & 0xffffffffULL;
+        if (low == 0 || low > slots_.size()) return npos32;
+        const auto s = static_cast<std::uint32_t>(low - 1);
+        const auto generation = static_cast<std::uint32_t>(id.value >> 32);
+        return slots_[s].live && slots_[s].generation == generation ? s : npos32;
+    }
+
+    topology topo_;
+    std::vector<gpu_mask> node_free_;
+    std::vector<node_health> health_;
+    std::vector<std::uint32_t> owner_;  // slot per GPU, npos32 = unheld
+    std::vector<domain_counters> domains_;
+    std::vector<node_set> free_node_sets_;
+    std::vector<free_capacity> contributed_;  // each domain's share of the group and cluster totals
+    std::vector<bool> was_open_;
+    std::vector<std::vector<free_capacity>> group_free_;
+    bucket_index by_free_gpus_;
+    bucket_index by_free_nodes_;
+    indexed_bitset idle_domains_;
+    indexed_bitset nodes_with_usable_;
+    indexed_bitset wholly_usable_nodes_;
+    free_capacity available_;
+    std::uint64_t up_gpus_ = 0;
+    std::uint64_t up_nodes_ = 0;
+    std::uint64_t healthy_gpus_ = 0;
+    std::uint64_t held_gpus_ = 0;
+    std::uint64_t held_on_down_ = 0;
+    std::uint64_t unheld_up_gpus_ = 0;
+    std::uint64_t requested_gpus_ = 0;
+    std::vector<slot> slots_;
+    std::vector<std::uint32_t> free_slots_;
+    std::size_t live_ = 0;
+    std::vector<domain_id> touched_;
+};
+
+}  // namespace topoblock

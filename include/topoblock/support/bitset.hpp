@@ -1,0 +1,157 @@
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace topoblock {
+
+inline constexpr std::uint32_t npos32 = std::numeric_limits<std::uint32_t>::max();
+
+// A node's GPUs as a bit mask: bit i = GPU i of that node.
+using gpu_mask = std::uint64_t;
+
+// The mask of a node with `gpus` GPUs, all set.
+constexpr gpu_mask full_gpu_mask(std::uint32_t gpus) noexcept {
+    return gpus >= 64 ? ~gpu_mask{0} : ((gpu_mask{1} << gpus) - 1);
+}
+
+// The `count` lowest set bits of `mask` (all of them when it has fewer).
+constexpr gpu_mask lowest_bits(gpu_mask mask, std::uint32_t count) noexcept {
+    gpu_mask taken = 0;
+    for (; count > 0 && mask != 0; --count) {
+        const gpu_mask bit = mask & (~mask + 1);
+        taken |= bit;
+        mask ^= bit;
+    }
+    return taken;
+}
+
+// A bitset of fixed capacity N bits, the width of a domain's node masks. Bits
+// at N and above stay zero.
+template <std::size_t N>
+class fixed_bitset {
+public:
+    static constexpr std::size_t capacity = N;
+    static constexpr std::size_t word_count = (N + 63) / 64;
+
+    constexpr void set(std::size_t i) noexcept { words_[i / 64] |= bit(i); }
+    constexpr void reset(std::size_t i) noexcept { words_[i / 64] &= ~bit(i); }
+    constexpr void assign(std::size_t i, bool value) noexcept { value ? set(i) : reset(i); }
+    constexpr bool test(std::size_t i) const noexcept { return (words_[i / 64] & bit(i)) != 0; }
+    constexpr void clear() noexcept { words_ = {}; }
+
+    constexpr std::size_t count() const noexcept {
+        std::size_t total = 0;
+        for (auto w : words_) total += static_cast<std::size_t>(std::popcount(w));
+        return total;
+    }
+    constexpr bool any() const noexcept {
+        for (auto w : words_)
+            if (w != 0) return true;
+        return false;
+    }
+    constexpr bool none() const noexcept { return !any(); }
+
+    // The first set bit at or after `from`, or N when there is none.
+    constexpr std::size_t find_next(std::size_t from) const noexcept {
+        if (from >= N) return N;
+        std::size_t w = from / 64;
+        std::uint64_t word = words_[w] & (~std::uint64_t{0} << (from % 64));
+        while (true) {
+            if (word != 0) return w * 64 + static_cast<std::size_t>(std::countr_zero(word));
+            if (++w == word_count) return N;
+            word = words_[w];
+        }
+    }
+    constexpr std::size_t find_first() const noexcept { return find_next(0); }
+    // The first clear bit at or after `from` (may be >= N when all are set).
+    constexpr std::size_t find_next_clear(std::size_t from) const noexcept {
+        if (from >= N) return N;
+        std::size_t w = from / 64;
+        std::uint64_t word = ~words_[w] & (~std::uint64_t{0} << (from % 64));
+        while (true) {
+            if (word != 0) {
+                const std::size_t pos = w * 64 + static_cast<std::size_t>(std::countr_zero(word));
+                return pos < N ? pos : N;
+            }
+            if (++w == word_count) return N;
+            word = ~words_[w];
+        }
+    }
+
+    constexpr std::uint64_t word(std::size_t w) const noexcept { return words_[w]; }
+    friend constexpr bool operator==(const fixed_bitset&, const fixed_bitset&) = default;
+
+private:
+    static constexpr std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << (i % 64); }
+    std::array<std::uint64_t, word_count> words_{};
+};
+
+// A run-time sized bitset with a summary word per 64 words, so that finding
+// the next set bit among many thousands of nodes or domains skips empty
+// stretches 4096 bits at a time.
+class indexed_bitset {
+public:
+    indexed_bitset() = default;
+    explicit indexed_bitset(std::size_t size)
+        : size_(size), words_((size + 63) / 64), summary_((words_.size() + 63) / 64) {}
+
+    std::size_t size() const noexcept { return size_; }
+
+    void set(std::size_t i) noexcept {
+        const std::size_t w = i / 64;
+        words_[w] |= std::uint64_t{1} << (i % 64);
+        summary_[w / 64] |= std::uint64_t{1} << (w % 64);
+    }
+    void reset(std::size_t i) noexcept {
+        const std::size_t w = i / 64;
+        words_[w] &= ~(std::uint64_t{1} << (i % 64));
+        if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
+    }
+    void assign(std::size_t i, bool value) noexcept { value ? set(i) : reset(i); }
+    bool test(std::size_t i) const noexcept { return (words_[i / 64] >> (i % 64)) & 1U; }
+    bool any() const noexcept {
+        for (auto s : summary_)
+            if (s != 0) return true;
+        return false;
+    }
+
+    // The first set bit at or after `from`, or size() when there is none.
+    std::size_t find_next(std::size_t from) const noexcept {
+        if (from >= size_) return size_;
+        std::size_t w = from / 64;
+        const std::uint64_t word = words_[w] & (~std::uint64_t{0} << (from % 64));
+        if (word != 0) return w * 64 + static_cast<std::size_t>(std::countr_zero(word));
+        // Continue with the next non-empty word, found through the summary.
+        ++w;
+        std::size_t s = w / 64;
+        if (s >= summary_.size()) return size_;
+        std::uint64_t summary = summary_[s] & (w % 64 == 0 ? ~std::uint64_t{0} : (~std::uint64_t{0} << (w % 64)));
+        while (summary == 0) {
+            if (++s == summary_.size()) return size_;
+            summary = summary_[s];
+        }
+        const std::size_t next_word = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
+        return next_word * 64 + static_cast<std::size_t>(std::countr_zero(words_[next_word]));
+    }
+    std::size_t find_first() const noexcept { return find_next(0); }
+
+    std::size_t count() const noexcept {
+        std::size_t total = 0;
+        for (auto w : words_) total += static_cast<std::size_t>(std::popcount(w));
+        return total;
+    }
+
+    friend bool operator==(const indexed_bitset&, const indexed_bitset&) = default;
+
+private:
+    std::size_t size_ = 0;
+    std::vector<std::uint64_t> words_;
+    std::vector<std::uint64_t> summary_;
+};
+
+}  // namespace topoblock

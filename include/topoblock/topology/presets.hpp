@@ -1,0 +1,175 @@
+#pragma once
+
+#include <topoblock/config.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/topology/builder.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace topoblock {
+
+// The shape of one family of systems, as a preset builds it.
+struct system_shape {
+    std::string_view family;        // the spec word: "nvl72"
+    std::string_view node_prefix;   // hostnames: prefix + number
+    std::string_view domain_prefix; // domain names: prefix + number
+    std::uint32_t nodes_per_domain;
+    std::uint32_t gpus_per_node;
+};
+
+// GB200 NVL72: one rack, 18 compute trays of 4 GPUs, one NVLink domain.
+inline constexpr system_shape gb200_nvl72_shape{"nvl72", "gb", "rack", 18, 4};
+// GB300 NVL72: the same shape as GB200 (18 trays x 4 Blackwell Ultra GPUs).
+inline constexpr system_shape gb300_nvl72_shape{"gb300", "gbx", "gbx-rack", 18, 4};
+// NVL36x2: two racks of 9 trays x 4 GPUs cabled into one 72-GPU domain.
+inline constexpr system_shape nvl36x2_shape{"nvl36x2", "nvl", "pair", 18, 4};
+// HGX 8-GPU servers: each node is its own NVLink domain.
+inline constexpr system_shape hgx8_shape{"hgx8", "hgx", "hgx", 1, 8};
+
+namespace detail {
+
+inline std::uint32_t decimal_width(std::uint64_t n) {
+    std::uint32_t width = 1;
+    while (n >= 10) {
+        n /= 10;
+        ++width;
+    }
+    return width;
+}
+
+// Adds `domains` domains of `shape` to the builder; returns their names.
+inline std::vector<std::string> add_preset_domains(topology_builder& builder, const system_shape& shape,
+                                                   std::uint32_t domains) {
+    const std::uint32_t nodes = domains * shape.nodes_per_domain;
+    const std::uint32_t node_width = std::max<std::uint32_t>(2, decimal_width(nodes));
+    const std::uint32_t domain_width = std::max<std::uint32_t>(2, decimal_width(domains));
+    std::vector<std::string> names;
+    for (std::uint32_t d = 0; d < domains; ++d) {
+        std::string name = shape.nodes_per_domain == 1
+                               ? topology_builder::numbered_name(std::string(shape.node_prefix), d + 1, node_width)
+                               : topology_builder::numbered_name(std::string(shape.domain_prefix), d + 1, domain_width);
+        builder.add_numbered_domain(name, shape.nodes_per_domain, shape.gpus_per_node,
+                                    std::string(shape.node_prefix), d * shape.nodes_per_domain + 1, node_width);
+        names.push_back(std::move(name));
+    }
+    return names;
+}
+
+// Groups consecutive domains `per_group` at a time into one level.
+inline void add_consecutive_groups(topology_builder& builder, const std::vector<std::string>& domains,
+                                   std::uint32_t per_group) {
+    if (per_group == 0) return;
+    std::vector<topology_builder::group_spec> groups;
+    for (std::size_t d = 0; d < domains.size(); ++d) {
+        if (d % per_group == 0)
+            groups.push_back({topology_builder::numbered_name("group", static_cast<std::uint32_t>(d / per_group + 1), 2), {}});
+        groups.back().domains.push_back(domains[d]);
+    }
+    builder.add_level("group", std::move(groups));
+}
+
+inline expected<std::uint32_t, error> parse_count(std::string_view text, std::string_view what, std::size_t column) {
+    std::uint32_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || value == 0)
+        return unexpected(make_error("expected a positive number for " + std::string(what) + ", got '" +
+                                         std::string(text) + "'",
+                                     1, static_cast<std::uint32_t>(column + 1)));
+    return value;
+}
+
+}  // namespace detail
+
+// `domains` systems of one shape, with an optional level grouping
+// `domains_per_group` consecutive domains (0 = no level).
+inline topology make_cluster(const system_shape& shape, std::uint32_t domains, std::uint32_t domains_per_group = 0) {
+    topology_builder builder;
+    detail::add_consecutive_groups(builder, detail::add_preset_domains(builder, shape, domains), domains_per_group);
+    auto built = builder.build();
+    TOPOBLOCK_ASSERT(built.has_value() && "a preset needs at least one domain");
+    return std::move(built).value();
+}
+
+inline topology gb200_nvl72(std::uint32_t racks, std::uint32_t racks_per_group = 0) {
+    return make_cluster(gb200_nvl72_shape, racks, racks_per_group);
+}
+inline topology gb300_nvl72(std::uint32_t racks, std::uint32_t racks_per_group = 0) {
+    return make_cluster(gb300_nvl72_shape, racks, racks_per_group);
+}
+inline topology nvl36x2(std::uint32_t rack_pairs, std::uint32_t pairs_per_group = 0) {
+    return make_cluster(nvl36x2_shape, rack_pairs, pairs_per_group);
+}
+inline topology hgx8(std::uint32_t servers, std::uint32_t servers_per_group = 0) {
+    return make_cluster(hgx8_shape, servers, servers_per_group);
+}
+
+// Reads a topology spec, as the command line takes it:
+//   nvl72:16     sixteen GB200 NVL72 racks      gb300:4   four GB300 NVL72 racks
+//   nvl36x2:2    two NVL36x2 rack pairs         hgx8:32   thirty-two HGX servers
+//   grid:D:N:G   D domains of N nodes of G GPUs
+// Parts joined by '+' make a mixed cluster (nvl72:2+hgx8:8); a trailing @K
+// groups every K consecutive domains into one level (nvl72:16@4).
+inline expected<topology, error> parse_topology_spec(std::string_view spec) {
+    static constexpr system_shape shapes[] = {gb200_nvl72_shape, gb300_nvl72_shape, nvl36x2_shape, hgx8_shape};
+    topology_builder builder;
+    std::vector<std::string> domains;
+    std::uint32_t per_group = 0;
+    std::string_view body = spec;
+    if (const auto at = spec.find('@'); at != std::string_view::npos) {
+        auto count = detail::parse_count(spec.substr(at + 1), "domains per group", at + 1);
+        if (!count) return unexpected(std::move(count).error());
+        per_group = *count;
+        body = spec.substr(0, at);
+    }
+    std::size_t start = 0;
+    std::uint32_t grid_parts = 0;
+    while (start <= body.size()) {
+        const std::size_t end = std::min(body.find('+', start), body.size());
+        const std::string_view part = body.substr(start, end - start);
+        std::vector<std::string_view> fields;
+        for (std::size_t f = 0; f <= part.size();) {
+            const std::size_t colon = std::min(part.find(':', f), part.size());
+            fields.push_back(part.substr(f, colon - f));
+            f = colon + 1;
+        }
+        const auto column_of = [&](std::size_t field) {
+            return start + static_cast<std::size_t>(fields[field].data() - part.data());
+        };
+        std::vector<std::uint32_t> numbers;
+        for (std::size_t f = 1; f < fields.size(); ++f) {
+            auto n = detail::parse_count(fields[f], fields[0], column_of(f));
+            if (!n) return unexpected(std::move(n).error());
+            numbers.push_back(*n);
+        }
+        const system_shape* shape = nullptr;
+        for (const auto& s : shapes)
+            if (fields[0] == s.family || (fields[0] == "gb200" && s.family == "nvl72")) shape = &s;
+        std::vector<std::string> added;
+        if (shape != nullptr && numbers.size() == 1) {
+            added = detail::add_preset_domains(builder, *shape, numbers[0]);
+        } else if (fields[0] == "grid" && numbers.size() == 3) {
+            ++grid_parts;
+            const std::string prefix = grid_parts == 1 ? "n" : "g" + std::to_string(grid_parts) + "n";
+            const system_shape grid{"grid", prefix, grid_parts == 1 ? "d" : "g" + std::to_string(grid_parts) + "d",
+                                    numbers[1], numbers[2]};
+            added = detail::add_preset_domains(builder, grid, numbers[0]);
+        } else {
+            return unexpected(make_error("unknown topology '" + std::string(part) +
+                                             "': expected nvl72:R, gb300:R, nvl36x2:P, hgx8:S or grid:D:N:G",
+                                         1, static_cast<std::uint32_t>(start + 1)));
+        }
+        domains.insert(domains.end(), added.begin(), added.end());
+        start = end + 1;
+    }
+    detail::add_consecutive_groups(builder, domains, per_group);
+    return builder.build();
+}
+
+}  // namespace topoblock

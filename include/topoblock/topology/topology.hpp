@@ -1,0 +1,114 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+using node_id = std::uint32_t;
+using domain_id = std::uint32_t;
+using group_id = std::uint32_t;
+
+// A host the scheduler names: a compute tray of an NVL72 rack, an HGX server.
+struct node_info {
+    std::string name;
+    domain_id domain = 0;
+    std::uint32_t index_in_domain = 0;
+    std::uint32_t gpus = 0;
+    // Index of the node's GPU 0 among all GPUs of the cluster.
+    std::uint32_t first_gpu = 0;
+};
+
+// A set of nodes joined by NVLink. Its nodes have consecutive ids and the same
+// GPU count; it may hold no node at all (an empty Slurm block keeps its place
+// in the block order).
+struct domain_info {
+    std::string name;
+    node_id first_node = 0;
+    std::uint32_t node_count = 0;
+    std::uint32_t gpus_per_node = 0;
+    std::uint32_t gpu_count() const noexcept { return node_count * gpus_per_node; }
+    node_id end_node() const noexcept { return first_node + node_count; }
+};
+
+// One level of grouping above domains (rack row, InfiniBand leaf, spine):
+// every domain belongs to exactly one group of each level.
+struct group_level {
+    std::string name;
+    std::vector<std::string> group_names;
+    std::vector<group_id> group_of_domain;
+    std::vector<std::vector<domain_id>> domains_of_group;
+};
+
+// The immutable description of a cluster. Build one with topology_builder or a
+// preset; the builder validates, so every topology object is consistent.
+class topology {
+public:
+    topology() = default;
+
+    const std::vector<node_info>& nodes() const noexcept { return nodes_; }
+    const std::vector<domain_info>& domains() const noexcept { return domains_; }
+    // Ordered from the level nearest the domains upwards.
+    const std::vector<group_level>& levels() const noexcept { return levels_; }
+
+    const node_info& node(node_id n) const { return nodes_[n]; }
+    const domain_info& domain(domain_id d) const { return domains_[d]; }
+    std::uint32_t node_count() const noexcept { return static_cast<std::uint32_t>(nodes_.size()); }
+    std::uint32_t domain_count() const noexcept { return static_cast<std::uint32_t>(domains_.size()); }
+    std::uint32_t gpu_count() const noexcept { return gpu_count_; }
+    std::uint32_t max_domain_gpus() const noexcept { return max_domain_gpus_; }
+    std::uint32_t max_domain_nodes() const noexcept { return max_domain_nodes_; }
+    std::uint32_t max_gpus_per_node() const noexcept { return max_gpus_per_node_; }
+    // The GPU count every node shares, or 0 in a cluster that mixes them.
+    std::uint32_t uniform_gpus_per_node() const noexcept { return uniform_gpus_per_node_; }
+
+    std::optional<node_id> find_node(std::string_view name) const {
+        const auto it = node_by_name_.find(std::string(name));
+        if (it == node_by_name_.end()) return std::nullopt;
+        return it->second;
+    }
+    std::optional<domain_id> find_domain(std::string_view name) const {
+        for (domain_id d = 0; d < domains_.size(); ++d)
+            if (domains_[d].name == name) return d;
+        return std::nullopt;
+    }
+
+private:
+    friend class topology_builder;
+
+    void index() {
+        gpu_count_ = 0;
+        max_domain_gpus_ = max_domain_nodes_ = max_gpus_per_node_ = 0;
+        uniform_gpus_per_node_ = nodes_.empty() ? 0 : nodes_.front().gpus;
+        node_by_name_.clear();
+        node_by_name_.reserve(nodes_.size());
+        for (node_id n = 0; n < nodes_.size(); ++n) {
+            nodes_[n].first_gpu = gpu_count_;
+            gpu_count_ += nodes_[n].gpus;
+            if (nodes_[n].gpus > max_gpus_per_node_) max_gpus_per_node_ = nodes_[n].gpus;
+            if (nodes_[n].gpus != uniform_gpus_per_node_) uniform_gpus_per_node_ = 0;
+            node_by_name_.emplace(nodes_[n].name, n);
+        }
+        for (const auto& d : domains_) {
+            if (d.gpu_count() > max_domain_gpus_) max_domain_gpus_ = d.gpu_count();
+            if (d.node_count > max_domain_nodes_) max_domain_nodes_ = d.node_count;
+        }
+    }
+
+    std::vector<node_info> nodes_;
+    std::vector<domain_info> domains_;
+    std::vector<group_level> levels_;
+    std::unordered_map<std::string, node_id> node_by_name_;
+    std::uint32_t gpu_count_ = 0;
+    std::uint32_t max_domain_gpus_ = 0;
+    std::uint32_t max_domain_nodes_ = 0;
+    std::uint32_t max_gpus_per_node_ = 0;
+    std::uint32_t uniform_gpus_per_node_ = 0;
+};
+
+}  // namespace topoblock

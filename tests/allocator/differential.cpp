@@ -1,0 +1,329 @@
+// Randomized differential test: long random sequences of operations on the
+// allocator, each checked against the brute-force reference model, with the
+// state's own full recount after every operation.
+
+#include "../reference_model.hpp"
+
+#include <topoblock/topoblock.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace topoblock;
+using topoblock::test::reference_model;
+using topoblock::test::rng;
+
+namespace {
+
+using pieces_t = std::vector<std::pair<node_id, std::uint64_t>>;
+
+topology partial_racks() {
+    // Three NVL72 racks with 16, 18 and 17 trays installed, under two leaves.
+    topology_builder b;
+    b.add_numbered_domain("rack1", 16, 4, "a", 1, 2);
+    b.add_numbered_domain("rack2", 18, 4, "b", 1, 2);
+    b.add_numbered_domain("rack3", 17, 4, "c", 1, 2);
+    b.add_level("leaf", {{"leaf1", {"rack1", "rack2"}}, {"leaf2", {"rack3"}}});
+    return *b.build();
+}
+
+topology uniform_racks() { return *parse_topology_spec("nvl72:4@2"); }
+topology hgx_servers() { return *parse_topology_spec("hgx8:12@4"); }
+topology mixed_cluster() { return *parse_topology_spec("nvl72:2+hgx8:6"); }
+
+request random_request(rng& r, const topology& t) {
+    request q;
+    const std::uint32_t shape = r.between(1, 100);
+    if (shape <= 25) {
+        q = request::nodes(r.chance(70) ? r.between(1, 4) : r.between(1, t.max_domain_nodes() * 2));
+    } else {
+        const std::uint32_t sizes[] = {1, 1, 1, 2, 4, 4, 8, 8, 16, 3, 6, 12};
+        q = request::gpus(r.chance(80) ? sizes[r.between(0, 11)] : r.between(1, t.max_domain_gpus() * 2 + 8));
+        q.whole_nodes = r.chance(15);
+    }
+    q.where = static_cast<locality>(r.between(0, 2));
+    q.exclusive_domain = r.chance(4);
+    if (r.chance(8)) {
+        q.segment = r.between(1, std::max<std::uint32_t>(1, q.count));
+        q.spread_segments = r.chance(50);
+    }
+    if (r.chance(1)) q.count = 0;
+    if (r.chance(1)) q.count = t.gpu_count() + 1;
+    return q;
+}
+
+pieces_t to_pairs(const std::vector<piece>& ps) {
+    pieces_t out;
+    for (const auto& p : ps) out.emplace_back(p.node, p.gpus);
+    return out;
+}
+
+std::uint64_t units_free(const reference_model& m, const request& q, domain_id d) {
+    if (q.what == unit::nodes) return m.domain_free_nodes(d);
+    if (q.whole_nodes) return m.domain_free_nodes(d) * m.topo->domain(d).gpus_per_node;
+    return m.domain_free_gpus(d);
+}
+
+bool units_allowed(const reference_model& m, const request& q, domain_id d) {
+    return q.exclusive_domain ? m.domain_idle(d) : !m.domain_closed(d);
+}
+
+std::uint64_t largest_domain(const topology& t, const request& q) {
+    return q.what == unit::nodes ? t.max_domain_nodes() : t.max_domain_gpus();
+}
+
+// What each policy promises, checked on the model as it was before the call.
+struct first_fit_rules {
+    static std::string check_success(const reference_model& m, const request& q, const pieces_t& got) {
+        pieces_t expected;
+        std::uint32_t missing = q.count;
+        for (node_id n = 0; n < m.topo->node_count() && missing > 0; ++n) {
+            if (q.takes_whole_nodes()) {
+                if (!m.wholly_usable(n)) continue;
+                expected.emplace_back(n, m.usable_mask(n));
+                missing = q.what == unit::nodes ? missing - 1
+                                                : (missing > m.topo->node(n).gpus ? missing - m.topo->node(n).gpus : 0);
+            } else {
+                std::uint64_t mask = m.usable_mask(n), mine = 0;
+                for (std::uint32_t g = 0; g < 64 && missing > 0; ++g)
+                    if ((mask >> g) & 1U) {
+                        mine |= std::uint64_t{1} << g;
+                        --missing;
+                    }
+                if (mine != 0) expected.emplace_back(n, mine);
+            }
+        }
+        return expected == got ? "" : "first-fit did not take the lowest-index free resources";
+    }
+    static std::string check_failure(const reference_model& m, const request& q, errc e) {
+        if (q.segmented() || q.exclusive_domain) return e == errc::unsupported_request ? "" : "expected unsupported";
+        const std::uint64_t free = q.takes_whole_nodes() ? (q.what == unit::nodes ? m.free_nodes() : 0) : m.free_gpus();
+        if (q.what == unit::gpus && q.whole_nodes) {
+            std::uint64_t gpus = 0;
+            for (node_id n = 0; n < m.topo->node_count(); ++n)
+                if (m.wholly_usable(n)) gpus += m.topo->node(n).gpus;
+            return gpus < q.count ? "" : "first-fit refused although enough whole nodes were free";
+        }
+        return free < q.count ? "" : "first-fit refused although enough was free";
+    }
+};
+
+struct best_fit_rules {
+    static std::string check_success(const reference_model& m, const request& q, const pieces_t& got) {
+        std::vector<domain_id> spanned;
+        for (const auto& [n, mask] : got) {
+            const domain_id d = m.topo->node(n).domain;
+            if (std::find(spanned.begin(), spanned.end(), d) == spanned.end()) spanned.push_back(d);
+        }
+        const std::uint64_t largest = largest_domain(*m.topo, q);
+        if (q.segmented()) {
+            if (spanned.size() > q.part_count()) return "segments spread over more domains than segments";
+            if (q.spread_segments && spanned.size() != q.part_count()) return "spread segments shared a domain";
+            return "";
+        }
+        if (q.count <= largest && q.where == locality::require) {
+            if (spanned.size() != 1) return "a job that fits one domain was split under require";
+            // The chosen domain is the tightest allowed one.
+            domain_id best = npos32;
+            std::uint64_t best_free = ~0ULL;
+            for (domain_id d = 0; d < m.topo->domain_count(); ++d) {
+                const std::uint64_t f = units_free(m, q, d);
+                if (units_allowed(m, q, d) && f >= q.count && f < best_free) {
+                    best = d;
+                    best_free = f;
+                }
+            }
+            if (spanned[0] != best) return "best-fit did not choose the tightest domain";
+        }
+        if (q.count > largest && q.where == locality::require &&
+            spanned.size() > (q.count + largest - 1) / largest)
+            return "a large job used more domains than it needs under require";
+        return "";
+    }
+    static std::string check_failure(const reference_model& m, const request& q, errc e) {
+        if (q.segmented()) return e == errc::fragmented || e == errc::insufficient_free ? "" : "unexpected segment error";
+        const std::uint64_t largest = largest_domain(*m.topo, q);
+        if (q.count <= largest) {
+            for (domain_id d = 0; d < m.topo->domain_count(); ++d)
+                if (units_allowed(m, q, d) && units_free(m, q, d) >= q.count)
+                    return "best-fit refused although domain " + m.topo->domain(d).name + " had room";
+        }
+        if (q.where != locality::require && !q.exclusive_domain) {
+            std::uint64_t total = 0;
+            for (domain_id d = 0; d < m.topo->domain_count(); ++d)
+                if (units_allowed(m, q, d)) total += units_free(m, q, d);
+            if (total >= q.count) return "best-fit refused a spreadable job although enough was free";
+        }
+        return "";
+    }
+};
+
+template <class Policy>
+struct rules_of;
+template <>
+struct rules_of<first_fit> : first_fit_rules {};
+template <>
+struct rules_of<best_fit> : best_fit_rules {};
+
+// Compares the allocator's state with the model, node by node.
+template <class Alloc>
+std::string compare(const Alloc& a, const reference_model& m, std::size_t live) {
+    if (auto why = a.state().verify(); !why.empty()) return why;
+    if (a.state().allocation_count() != live) return "live allocation count differs from the model";
+    for (node_id n = 0; n < m.topo->node_count(); ++n) {
+        if (a.state().unheld_gpus(n) != m.unheld_mask(n)) return "node " + m.topo->node(n).name + " differs from the model";
+        if (a.state().usable_gpus(n) != m.usable_mask(n)) return "usable GPUs of " + m.topo->node(n).name + " differ";
+    }
+    if (a.state().available().gpus != m.free_gpus()) return "available GPUs differ from the model";
+    return "";
+}
+
+struct fingerprint {
+    std::vector<gpu_mask> unheld;
+    std::size_t live;
+    free_capacity available;
+    bool operator==(const fingerprint&) const = default;
+};
+template <class Alloc>
+fingerprint fingerprint_of(const Alloc& a) {
+    fingerprint f{{}, a.state().allocation_count(), a.state().available()};
+    for (node_id n = 0; n < a.topo().node_count(); ++n) f.unheld.push_back(a.state().unheld_gpus(n));
+    return f;
+}
+
+template <class Policy>
+void run_differential(const topology& topo, std::uint64_t seed, std::size_t operations) {
+    CAPTURE(seed);
+    auto made = basic_allocator<Policy, default_capacity>::create(topo);
+    REQUIRE(made);
+    auto& a = *made;
+    reference_model m(a.topo());
+    rng r(seed);
+    std::vector<std::pair<allocation_id, std::int64_t>> live;
+    std::vector<allocation_id> released;
+    std::int64_t next_key = 0;
+    std::size_t placed = 0, refused = 0;
+    for (std::size_t op = 0; op < operations; ++op) {
+        CAPTURE(op);
+        const std::uint32_t kind = r.between(1, 100);
+        const fingerprint before = fingerprint_of(a);
+        if (kind <= 55) {
+            const request q = random_request(r, a.topo());
+            CAPTURE(q.count);
+            auto id = a.try_allocate(q);
+            if (id) {
+                ++placed;
+                const allocation_record* rec = a.find(*id);
+                REQUIRE(rec != nullptr);
+                const pieces_t got = to_pairs(rec->pieces);
+                const std::string rule = rules_of<Policy>::check_success(m, q, got);
+                REQUIRE_MESSAGE(rule.empty(), rule);
+                CHECK(rec->held_gpus >= rec->requested_gpus);
+                if (q.what == unit::gpus && !q.whole_nodes) CHECK(rec->held_gpus == q.count);
+                if (q.what == unit::nodes) {
+                    CHECK(got.size() == q.count);
+                    for (const auto& [n, mask] : got) CHECK(mask == full_gpu_mask(a.topo().node(n).gpus));
+                }
+                if (q.exclusive_domain)
+                    for (const auto& [n, mask] : got) CHECK(m.domain_idle(a.topo().node(n).domain));
+                const std::string applied = m.apply(next_key, got, q.exclusive_domain, false);
+                REQUIRE_MESSAGE(applied.empty(), applied);
+                live.emplace_back(*id, next_key++);
+            } else {
+                ++refused;
+                REQUIRE(fingerprint_of(a) == before);
+                const errc e = id.error();
+                CAPTURE(to_string(e));
+                if (q.malformed()) {
+                    CHECK(e == errc::invalid_request);
+                } else if (e == errc::insufficient_free || e == errc::fragmented || e == errc::unsupported_request) {
+                    const std::string rule = rules_of<Policy>::check_failure(m, q, e);
+                    REQUIRE_MESSAGE(rule.empty(), rule);
+                } else {
+                    CHECK((e == errc::exceeds_cluster || e == errc::exceeds_healthy || e == errc::exceeds_domain));
+                }
+            }
+        } else if (kind <= 85) {
+            if (!live.empty() && r.chance(95)) {
+                const std::size_t i = r.between(0, static_cast<std::uint32_t>(live.size() - 1));
+                REQUIRE(a.release(live[i].first));
+                m.release(live[i].second);
+                released.push_back(live[i].first);
+                live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+            } else {
+                // Stale, never issued and null ids are errors that change nothing.
+                const allocation_id bogus = !released.empty() && r.chance(60)
+                                                ? released[r.between(0, static_cast<std::uint32_t>(released.size() - 1))]
+                                                : allocation_id{r.next() | 1};
+                auto done = a.release(bogus);
+                if (done) FAIL("released an unknown allocation");
+                CHECK(done.error() == errc::unknown_allocation);
+                CHECK(fingerprint_of(a) == before);
+            }
+        } else if (kind <= 95) {
+            const node_id n = r.between(0, a.topo().node_count() - 1);
+            const auto h = static_cast<node_health>(r.chance(50) ? 0 : r.between(1, 2));
+            const bool was_down = a.state().health(n) == node_health::down;
+            auto hit = a.set_health(n, h);
+            REQUIRE(hit);
+            m.node_health[n] = static_cast<reference_model::health>(h);
+            for (const auto& id : *hit) CHECK(a.find(id)->hit_by_failure);
+            if (was_down) CHECK(hit->empty());
+            if (h == node_health::down && !was_down) {
+                std::size_t owners = 0;
+                for (const auto& [id, key] : live) {
+                    bool on_node = false;
+                    for (auto o : m.owner[n]) on_node = on_node || o == key;
+                    owners += on_node ? 1 : 0;
+                }
+                CHECK(hit->size() == owners);
+            }
+        } else if (kind <= 99) {
+            // hold(): adopt the GPUs of one random node, valid or not.
+            const node_id n = r.between(0, a.topo().node_count() - 1);
+            const std::uint64_t mask = r.chance(70) ? a.state().unheld_gpus(n) : full_gpu_mask(a.topo().node(n).gpus);
+            const piece p{n, mask};
+            auto id = a.hold(std::span<const piece>(&p, 1));
+            const std::string why = mask == 0 ? "empty" : m.apply(next_key, {{n, mask}}, false, true);
+            if (id) {
+                REQUIRE_MESSAGE(why.empty(), why);
+                live.emplace_back(*id, next_key++);
+            } else {
+                CHECK(!why.empty());
+                CHECK(fingerprint_of(a) == before);
+            }
+        } else {
+            auto bad = a.set_health(a.topo().node_count() + r.between(0, 5), node_health::down);
+            CHECK_FALSE(bad);
+            CHECK(fingerprint_of(a) == before);
+        }
+        const std::string diff = compare(a, m, live.size());
+        REQUIRE_MESSAGE(diff.empty(), diff);
+    }
+    // The walk must exercise both outcomes, or it proves little.
+    CHECK(placed > operations / 10);
+    CHECK(refused > operations / 100);
+}
+
+}  // namespace
+
+// 4 topologies x 2 policies x 125,000 operations = 1,000,000 operations.
+constexpr std::size_t operations = 125'000;
+
+TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Policy, first_fit, best_fit) {
+    run_differential<Policy>(uniform_racks(), 1, operations);
+}
+TEST_CASE_TEMPLATE("differential: partial racks (16, 18 and 17 trays)", Policy, first_fit, best_fit) {
+    run_differential<Policy>(partial_racks(), 2, operations);
+}
+TEST_CASE_TEMPLATE("differential: HGX-8 servers, one domain each", Policy, first_fit, best_fit) {
+    run_differential<Policy>(hgx_servers(), 3, operations);
+}
+TEST_CASE_TEMPLATE("differential: mixed NVL72 racks and HGX-8 servers", Policy, first_fit, best_fit) {
+    run_differential<Policy>(mixed_cluster(), 4, operations);
+}

@@ -1,0 +1,128 @@
+#pragma once
+
+// A brute-force model of a cluster's occupancy, written as plainly as
+// possible and sharing no code with the library beyond the topology: the
+// randomized tests apply every successful operation to it and compare.
+
+#include <topoblock/topology/topology.hpp>
+
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace topoblock::test {
+
+// Deterministic on every platform: std::mt19937_64 is specified exactly; the
+// std:: distributions are not, so ranges are mapped by hand.
+class rng {
+public:
+    explicit rng(std::uint64_t seed) : engine_(seed) {}
+    // Uniform in [lo, hi].
+    std::uint32_t between(std::uint32_t lo, std::uint32_t hi) {
+        return lo + static_cast<std::uint32_t>(engine_() % (std::uint64_t{hi} - lo + 1));
+    }
+    bool chance(std::uint32_t percent) { return between(1, 100) <= percent; }
+    std::uint64_t next() { return engine_(); }
+
+private:
+    std::mt19937_64 engine_;
+};
+
+struct reference_model {
+    enum class health { up, drain, down };
+    const topology* topo;
+    std::vector<std::vector<std::int64_t>> owner;  // node -> GPU -> job key, -1 free
+    std::vector<health> node_health;
+    std::map<std::int64_t, bool> exclusive_jobs;   // live job key -> exclusive
+
+    explicit reference_model(const topology& t) : topo(&t) {
+        for (const auto& n : t.nodes()) owner.emplace_back(n.gpus, -1);
+        node_health.assign(t.node_count(), health::up);
+    }
+
+    bool domain_closed(domain_id d) const {
+        const auto& info = topo->domain(d);
+        for (node_id n = info.first_node; n < info.end_node(); ++n)
+            for (auto o : owner[n])
+                if (o >= 0 && exclusive_jobs.at(o)) return true;
+        return false;
+    }
+    bool domain_idle(domain_id d) const {
+        const auto& info = topo->domain(d);
+        bool any_up = false;
+        for (node_id n = info.first_node; n < info.end_node(); ++n) {
+            any_up = any_up || node_health[n] == health::up;
+            for (auto o : owner[n])
+                if (o >= 0) return false;
+        }
+        return any_up;
+    }
+    bool usable(node_id n) const { return node_health[n] == health::up && !domain_closed(topo->node(n).domain); }
+    std::uint64_t usable_mask(node_id n) const {
+        if (!usable(n)) return 0;
+        return unheld_mask(n);
+    }
+    std::uint64_t unheld_mask(node_id n) const {
+        std::uint64_t m = 0;
+        for (std::uint32_t g = 0; g < owner[n].size(); ++g)
+            if (owner[n][g] < 0) m |= std::uint64_t{1} << g;
+        return m;
+    }
+    bool wholly_usable(node_id n) const {
+        return usable(n) && unheld_mask(n) == (owner[n].size() == 64 ? ~0ULL : ((1ULL << owner[n].size()) - 1));
+    }
+    std::uint64_t domain_free_gpus(domain_id d) const {
+        std::uint64_t f = 0;
+        const auto& info = topo->domain(d);
+        for (node_id n = info.first_node; n < info.end_node(); ++n) f += static_cast<std::uint64_t>(std::popcount(usable_mask(n)));
+        return f;
+    }
+    std::uint64_t domain_free_nodes(domain_id d) const {
+        std::uint64_t f = 0;
+        const auto& info = topo->domain(d);
+        for (node_id n = info.first_node; n < info.end_node(); ++n) f += wholly_usable(n) ? 1 : 0;
+        return f;
+    }
+    std::uint64_t free_gpus() const {
+        std::uint64_t f = 0;
+        for (domain_id d = 0; d < topo->domain_count(); ++d) f += domain_free_gpus(d);
+        return f;
+    }
+    std::uint64_t free_nodes() const {
+        std::uint64_t f = 0;
+        for (domain_id d = 0; d < topo->domain_count(); ++d) f += domain_free_nodes(d);
+        return f;
+    }
+
+    // Returns an empty string, or why the pieces cannot be taken by a new job.
+    std::string apply(std::int64_t key, const std::vector<std::pair<node_id, std::uint64_t>>& pieces, bool exclusive,
+                      bool allow_draining) {
+        for (const auto& [n, mask] : pieces) {
+            if (n >= topo->node_count()) return "node out of range";
+            if (node_health[n] == health::down) return "placed on a down node";
+            if (node_health[n] == health::drain && !allow_draining) return "placed on a draining node";
+            if (domain_closed(topo->node(n).domain)) return "placed in an exclusive domain";
+            for (std::uint32_t g = 0; g < 64; ++g)
+                if ((mask >> g) & 1U) {
+                    if (g >= owner[n].size()) return "GPU beyond the node";
+                    if (owner[n][g] >= 0) return "GPU held twice";
+                }
+        }
+        for (const auto& [n, mask] : pieces)
+            for (std::uint32_t g = 0; g < owner[n].size(); ++g)
+                if ((mask >> g) & 1U) owner[n][g] = key;
+        exclusive_jobs[key] = exclusive;
+        return {};
+    }
+    void release(std::int64_t key) {
+        for (auto& node : owner)
+            for (auto& o : node)
+                if (o == key) o = -1;
+        exclusive_jobs.erase(key);
+    }
+};
+
+}  // namespace topoblock::test
