@@ -56,7 +56,11 @@ TEST_CASE("find_mix knows the three presets") {
 }
 
 TEST_CASE("the calibrated presets reproduce the traces' size mix table") {
-    for (const auto& [mix, readme] : {std::pair{helios_mix(), helios_readme}, std::pair{philly_mix(), philly_readme}}) {
+    // A plain loop variable, not a structured binding: clang 14 cannot
+    // capture bindings in the lambdas CAPTURE makes.
+    for (const auto& calibrated : {std::pair{helios_mix(), helios_readme}, std::pair{philly_mix(), philly_readme}}) {
+        const synthetic_mix& mix = calibrated.first;
+        const readme_row& readme = calibrated.second;
         CAPTURE(mix.name);
         const auto shares = expected_shares(mix);
         REQUIRE(shares.size() <= readme.jobs.size());

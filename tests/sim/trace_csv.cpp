@@ -162,7 +162,9 @@ TEST_CASE("the shared Helios and Philly traces read without a bad row") {
         std::string file;
         std::size_t jobs;
     };
-    for (const auto& [file, jobs] : {expectation{"helios_dirlab15k.csv", 10796}, expectation{"philly_dirlab15k.csv", 15000}}) {
+    for (const auto& expected : {expectation{"helios_dirlab15k.csv", 10796}, expectation{"philly_dirlab15k.csv", 15000}}) {
+        const std::string& file = expected.file;
+        const std::size_t jobs = expected.jobs;
         CAPTURE(file);
         const auto start = std::chrono::steady_clock::now();
         const auto read = read_trace_csv_file((dir / file).string());
