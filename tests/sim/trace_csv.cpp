@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -177,4 +178,21 @@ TEST_CASE("the shared Helios and Philly traces read without a bad row") {
         CHECK(std::is_sorted(read->jobs.jobs.begin(), read->jobs.jobs.end(),
                              [](const job& a, const job& b) { return a.submit_s < b.submit_s; }));
     }
+}
+
+TEST_CASE("a written file reads back, named after its stem") {
+    const auto path = std::filesystem::temp_directory_path() / "topoblock_trace_csv_test.csv";
+    const workload w{"ignored", {job{0, 0.0, 4, 1, 60.0}, job{1, 2.5, 1, 0, 10.0}}};
+    {
+        std::FILE* file = std::fopen(path.string().c_str(), "wb");
+        REQUIRE(file != nullptr);
+        const std::string text = write_trace_csv(w);
+        CHECK(std::fwrite(text.data(), 1, text.size(), file) == text.size());
+        std::fclose(file);
+    }
+    const auto read = read_trace_csv_file(path.string());
+    std::filesystem::remove(path);
+    REQUIRE(read.has_value());
+    CHECK(read->jobs.name == "topoblock_trace_csv_test");
+    CHECK(read->jobs.jobs == w.jobs);
 }

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -210,31 +209,32 @@ inline expected<std::string_view, std::string> field_of(const std::vector<std::s
     return fields[index];
 }
 
+// Parses the field of `column` with parse(text, column name), or says why
+// the row does not have it.
+template <class Parse>
+auto parse_column(const std::vector<std::string_view>& fields, const column_map& map, trace_column column,
+                  Parse parse) -> decltype(parse(std::string_view{}, std::string_view{})) {
+    auto field = field_of(fields, map, column);
+    if (!field) return unexpected(std::move(field).error());
+    return parse(*field, trace_column_names[static_cast<std::size_t>(column)]);
+}
+
 inline expected<job, std::string> parse_job(const std::vector<std::string_view>& fields,
                                             const column_map& map) {
-    job out;
-    auto submit = field_of(fields, map, trace_column::submit);
-    if (!submit) return unexpected(submit.error());
-    auto gpus = field_of(fields, map, trace_column::gpus);
-    if (!gpus) return unexpected(gpus.error());
-    auto duration = field_of(fields, map, trace_column::duration);
-    if (!duration) return unexpected(duration.error());
-
-    auto submit_s = parse_seconds(*submit, "submit_time_s");
-    if (!submit_s) return unexpected(submit_s.error());
-    auto gpu_count = parse_count(*gpus, "gpus", true);
-    if (!gpu_count) return unexpected(gpu_count.error());
-    auto duration_s = parse_seconds(*duration, "duration_s");
-    if (!duration_s) return unexpected(duration_s.error());
-    out.submit_s = *submit_s;
-    out.gpus = *gpu_count;
-    out.duration_s = *duration_s;
+    const auto gpu_count = [](std::string_view text, std::string_view name) { return parse_count(text, name, true); };
+    auto submit_s = parse_column(fields, map, trace_column::submit, parse_seconds);
+    if (!submit_s) return unexpected(std::move(submit_s).error());
+    auto gpus = parse_column(fields, map, trace_column::gpus, gpu_count);
+    if (!gpus) return unexpected(std::move(gpus).error());
+    auto duration_s = parse_column(fields, map, trace_column::duration, parse_seconds);
+    if (!duration_s) return unexpected(std::move(duration_s).error());
+    job out{0, *submit_s, *gpus, 0, *duration_s};
 
     // nodes is optional: an absent column or an empty field means "not given".
     const auto nodes_index = map[static_cast<std::size_t>(trace_column::nodes)];
     if (nodes_index < fields.size() && !fields[nodes_index].empty()) {
         auto nodes = parse_count(fields[nodes_index], "nodes", false);
-        if (!nodes) return unexpected(nodes.error());
+        if (!nodes) return unexpected(std::move(nodes).error());
         if (*nodes > out.gpus)
             return unexpected("nodes: " + std::to_string(*nodes) + " nodes for " + std::to_string(out.gpus) +
                               " GPUs");
@@ -310,7 +310,10 @@ inline expected<trace_read, error> read_trace_csv(std::string_view text, std::st
 // Reads a trace file; the workload is named after the file (its stem). Fails
 // with an error naming the path when the file cannot be read.
 inline expected<trace_read, error> read_trace_csv_file(const std::string& path) {
-    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+    // A lambda, not &std::fclose: the standard does not let programs take
+    // the address of its functions.
+    const auto close = [](std::FILE* f) { std::fclose(f); };
+    const std::unique_ptr<std::FILE, decltype(close)> file(std::fopen(path.c_str(), "rb"), close);
     const auto cannot_read = [&path] {
         const auto reason = std::generic_category().message(errno);
         return unexpected(make_error("cannot read trace '" + path + "': " + reason));
