@@ -2,7 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -136,21 +135,16 @@ TEST_CASE("an unreadable file is an error naming the path") {
     CHECK(mentions(read.error(), "/nonexistent/dir/trace.csv"));
 }
 
-TEST_CASE("parsing is linear and fast: 82,000 rows") {
+TEST_CASE("a Philly-size trace of 82,000 rows reads completely") {
     std::string text = "submit_time_s,gpus,duration_s,nodes,status\n";
     const int rows = 82000;
     for (int i = 0; i < rows; ++i)
         text += std::to_string(i * 37) + "," + std::to_string(1 << (i % 7)) + "," + std::to_string(i % 86400 + 1) +
                 "." + std::to_string(i % 10) + "," + std::to_string(1 + (i % 7) / 3) + ",Pass\n";
-    const auto start = std::chrono::steady_clock::now();
     const auto read = read_ok(text);
-    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    MESSAGE("parsed " << rows << " rows (" << text.size() / 1024 << " KiB) in " << ms << " ms");
     CHECK(read.jobs.jobs.size() == rows);
     CHECK(read.bad_rows.empty());
-    // Generous: the build may be unoptimised or sanitized; this only catches
-    // a parser gone quadratic.
-    CHECK(ms < 2000.0);
+    CHECK(read.jobs.jobs.back().gpus == 1U << ((rows - 1) % 7));
 }
 
 TEST_CASE("the shared Helios and Philly traces read without a bad row") {
@@ -167,11 +161,8 @@ TEST_CASE("the shared Helios and Philly traces read without a bad row") {
         const std::string& file = expected.file;
         const std::size_t jobs = expected.jobs;
         CAPTURE(file);
-        const auto start = std::chrono::steady_clock::now();
         const auto read = read_trace_csv_file((dir / file).string());
-        const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         REQUIRE(read.has_value());
-        MESSAGE(file << ": " << read->jobs.jobs.size() << " jobs in " << ms << " ms");
         CHECK(read->jobs.jobs.size() == jobs);
         CHECK(read->bad_rows.empty());
         CHECK(read->jobs.name == file.substr(0, file.size() - 4));
