@@ -1,0 +1,41 @@
+// topoblock: the library in an operator's hands.
+//   topoblock place     scripted placement: events on stdin, one line per decision
+//   topoblock simulate  trace replay comparing placement policies
+
+#include "place_command.hpp"
+#include "simulate_command.hpp"
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+void usage(std::FILE* to) {
+    std::fputs(
+        "usage: topoblock <command> [options]\n"
+        "  place     read allocation events on standard input and print each decision\n"
+        "  simulate  replay a workload under several placement policies and compare them\n"
+        "Run `topoblock <command> --help` for a command's options.\n",
+        to);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string_view> args(argv + 1, argv + argc);
+    // The main job: with no command, run the default comparison.
+    if (args.empty()) return topoblock::cli::simulate_main(args);
+    const std::string_view command = args.front();
+    args.erase(args.begin());
+    if (command == "place") return topoblock::cli::place_main(args);
+    if (command == "simulate") return topoblock::cli::simulate_main(args);
+    if (command == "--help" || command == "-h" || command == "help") {
+        usage(stdout);
+        return 0;
+    }
+    std::fprintf(stderr, "topoblock: unknown command '%.*s'\n", static_cast<int>(command.size()), command.data());
+    usage(stderr);
+    return 2;
+}
