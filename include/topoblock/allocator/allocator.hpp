@@ -143,7 +143,13 @@ private:
         if (req.segmented() && req.part_size() > (nodes ? topo.max_domain_nodes() : topo.max_domain_gpus()))
             return errc::exceeds_domain;
         if (req.count > (nodes ? state_.up_nodes() : state_.up_gpus())) return errc::exceeds_healthy;
-        if (req.count > (nodes ? state_.available().nodes : state_.available().gpus)) return errc::insufficient_free;
+        if (nodes && req.count > state_.available().nodes) {
+            // Free GPUs enough for the nodes, but scattered over partly used
+            // nodes: waiting for releases is not the whole story.
+            const std::uint64_t g = topo.uniform_gpus_per_node();
+            return g != 0 && state_.available().gpus >= req.count * g ? errc::fragmented : errc::insufficient_free;
+        }
+        if (!nodes && req.count > state_.available().gpus) return errc::insufficient_free;
         return errc::ok;
     }
 

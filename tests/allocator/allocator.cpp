@@ -1,0 +1,232 @@
+#include <topoblock/allocator/allocator.hpp>
+#include <topoblock/policy/best_fit.hpp>
+#include <topoblock/policy/first_fit.hpp>
+#include <topoblock/topology/builder.hpp>
+#include <topoblock/topology/presets.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace topoblock;
+
+namespace {
+
+// A user policy, written without touching the library: the highest-index
+// usable GPUs first.
+struct last_fit {
+    std::string_view name() const { return "last-fit"; }
+    template <class State>
+    errc place(const State& state, const request& req, placement& out) const {
+        if (req.what != unit::gpus) return errc::unsupported_request;
+        std::uint32_t missing = req.count;
+        for (node_id n = state.topo().node_count(); n-- > 0 && missing > 0;) {
+            gpu_mask free = state.usable_gpus(n);
+            gpu_mask mine = 0;
+            for (int g = 63; g >= 0 && missing > 0; --g)
+                if ((free >> g) & 1U) {
+                    mine |= gpu_mask{1} << g;
+                    --missing;
+                }
+            if (mine != 0) out.add(n, mine);
+        }
+        return missing == 0 ? errc::ok : errc::insufficient_free;
+    }
+};
+
+// A broken policy: always proposes GPU 0 of node 0, busy or not.
+struct always_node_zero {
+    template <class State>
+    errc place(const State&, const request&, placement& out) const {
+        out.add(0, 1);
+        return errc::ok;
+    }
+};
+
+// Counts the change notifications it receives.
+struct counting_best_fit : best_fit {
+    int* attached;
+    int* changes;
+    template <class State>
+    void attach(const State&) { ++*attached; }
+    template <class State>
+    void on_domain_change(const State&, domain_id) { ++*changes; }
+};
+
+static_assert(placement_policy<last_fit, basic_cluster_state<default_capacity>>);
+static_assert(placement_policy<first_fit, basic_cluster_state<default_capacity>>);
+static_assert(!placement_policy<int, basic_cluster_state<default_capacity>>);
+
+}  // namespace
+
+TEST_CASE("a user policy plugs in without touching the library") {
+    auto a = allocator<last_fit>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    CHECK(a->policy_name() == "last-fit");
+    const auto id = *a->try_allocate(request::gpus(2));
+    CHECK(a->find(id)->pieces == std::vector<piece>{{17, 0b1100}});
+    auto refused = a->try_allocate(request::nodes(1));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error() == errc::unsupported_request);
+}
+
+TEST_CASE("a policy that proposes busy GPUs is caught and changes nothing") {
+    auto a = allocator<always_node_zero>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    CHECK(policy_traits<always_node_zero>::name(a->policy()) == "custom");
+    REQUIRE(a->try_allocate(request::gpus(1)));
+    const auto before = a->state().available();
+    auto second = a->try_allocate(request::gpus(1));
+    REQUIRE_FALSE(second);
+    CHECK(second.error() == errc::policy_error);
+    CHECK(a->state().available() == before);
+    CHECK(a->state().allocation_count() == 1);
+    CHECK(a->state().verify().empty());
+}
+
+TEST_CASE("optional policy hooks are called") {
+    int attached = 0, changes = 0;
+    counting_best_fit policy;
+    policy.attached = &attached;
+    policy.changes = &changes;
+    auto a = allocator<counting_best_fit>::create(gb200_nvl72(2), policy);
+    REQUIRE(a);
+    CHECK(attached == 1);
+    const auto id = *a->try_allocate(request::gpus(80));
+    CHECK(changes == 2);  // two domains changed
+    REQUIRE(a->release(id));
+    CHECK(changes == 4);
+    REQUIRE(a->down(3));
+    CHECK(changes == 5);
+}
+
+TEST_CASE("requests are checked before any policy runs") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(2));
+    REQUIRE(a);
+    const auto reason = [&](const request& r) {
+        auto id = a->try_allocate(r);
+        return id ? errc::ok : id.error();
+    };
+    CHECK(reason(request::gpus(0)) == errc::invalid_request);
+    CHECK(reason(request::gpus(12).with_segment(5)) == errc::invalid_request);
+    CHECK(reason(request::gpus(4).with_segment(8)) == errc::ok);  // a segment above the job is ignored
+    CHECK(reason(request::gpus(145)) == errc::exceeds_cluster);
+    CHECK(reason(request::nodes(37)) == errc::exceeds_cluster);
+    CHECK(reason(request::gpus(146).with_segment(73)) == errc::exceeds_cluster);
+    CHECK(reason(request::gpus(144).with_segment(72)) == errc::insufficient_free);
+    REQUIRE(a->down(0));
+    CHECK(reason(request::gpus(144)) == errc::exceeds_healthy);
+    CHECK(a->state().verify().empty());
+}
+
+TEST_CASE("release: unknown, stale and double releases are errors that change nothing") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    const auto id = *a->try_allocate(request::gpus(8));
+    REQUIRE(a->release(id));
+    auto again = a->release(id);
+    REQUIRE_FALSE(again);
+    CHECK(again.error() == errc::unknown_allocation);
+    // The slot is reused; the old id stays unknown.
+    const auto next = *a->try_allocate(request::gpus(8));
+    CHECK(next != id);
+    CHECK_FALSE(a->release(id));
+    CHECK_FALSE(a->release(allocation_id{}));
+    CHECK_FALSE(a->release(allocation_id{0xdead00000001ULL}));
+    CHECK(a->state().allocation_count() == 1);
+    CHECK(a->state().held_gpus() == 8);
+}
+
+TEST_CASE("node health: drain keeps running work, down reports the jobs it hit") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    const auto job = *a->try_allocate(request::gpus(6));  // gb01 whole + 2 GPUs of gb02
+    CHECK(a->find(job)->pieces == std::vector<piece>{{0, 0b1111}, {1, 0b0011}});
+    auto drained = a->drain(1);
+    REQUIRE(drained);
+    CHECK(drained->empty());
+    CHECK(a->state().available().gpus == 72 - 8);  // gb02's 2 free GPUs are not usable
+    CHECK(a->state().healthy_gpus() == 72);
+    auto hit = a->down(1);
+    REQUIRE(hit);
+    CHECK(*hit == std::vector<allocation_id>{job});
+    CHECK(a->find(job)->hit_by_failure);
+    CHECK(a->state().healthy_gpus() == 68);
+    CHECK(a->state().held_gpus_on_down_nodes() == 2);
+    // Releasing frees the GPUs, but gb02 stays unusable until it is up again.
+    REQUIRE(a->release(job));
+    CHECK(a->state().available().gpus == 68);
+    CHECK(a->state().unheld_gpus(1) == 0b1111);
+    CHECK(a->state().usable_gpus(1) == 0);
+    REQUIRE(a->up(1));
+    CHECK(a->state().available().gpus == 72);
+    auto bad = a->down(18);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error() == errc::node_out_of_range);
+    CHECK(a->state().verify().empty());
+}
+
+TEST_CASE("hold records usage made elsewhere, exactly as given") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    REQUIRE(a->drain(4));
+    const std::vector<piece> running{{3, 0b1111}, {4, 0b0011}};
+    const auto id = a->hold(running);  // draining nodes may carry running work
+    REQUIRE(id);
+    CHECK(a->find(*id)->pieces == running);
+    CHECK(a->find(*id)->requested_gpus == 6);
+    const std::vector<piece> overlap{{4, 0b0110}};
+    auto busy = a->hold(overlap);
+    REQUIRE_FALSE(busy);
+    CHECK(busy.error() == errc::not_free);
+    const std::vector<piece> outside{{99, 1}};
+    auto far = a->hold(outside);
+    REQUIRE_FALSE(far);
+    CHECK(far.error() == errc::node_out_of_range);
+    const std::vector<piece> missing_gpu{{5, 0b10000}};  // trays have 4 GPUs
+    CHECK_FALSE(a->hold(missing_gpu));
+    REQUIRE(a->down(6));
+    const std::vector<piece> on_down{{6, 1}};
+    CHECK_FALSE(a->hold(on_down));
+    CHECK(a->state().allocation_count() == 1);
+    CHECK(a->state().verify().empty());
+}
+
+TEST_CASE("a domain beyond the compile-time capacity is an error; a larger capacity takes it") {
+    topology_builder b;
+    b.add_numbered_domain("nvl576", 144, 4, "n", 1, 3);
+    const auto t = *b.build();
+    auto small = allocator<best_fit>::create(t);
+    REQUIRE_FALSE(small);
+    CHECK(small.error().message.find("domain 'nvl576' has 144 nodes") != std::string::npos);
+    auto large = basic_allocator<best_fit, capacity<144>>::create(t);
+    REQUIRE(large);
+    const auto id = large->try_allocate(request::nodes(100));
+    REQUIRE(id);
+    CHECK(large->find(*id)->domains == 1);
+    CHECK(large->state().verify().empty());
+}
+
+TEST_CASE("the throwing conveniences carry the reason") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    CHECK_NOTHROW(a->allocate(request::gpus(72)));
+    try {
+        a->allocate(request::gpus(1));
+        FAIL("expected an allocation_error");
+    } catch (const allocation_error& e) {
+        CHECK(e.code() == errc::insufficient_free);
+        CHECK(std::string(e.what()).find("insufficient_free") != std::string::npos);
+    }
+}
+
+TEST_CASE("plan is a dry run") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(2));
+    REQUIRE(a);
+    placement p;
+    CHECK(a->plan(request::gpus(80), p) == errc::ok);
+    CHECK(p.size() == 20);
+    CHECK(a->state().allocation_count() == 0);
+    CHECK(a->state().available().gpus == 144);
+}

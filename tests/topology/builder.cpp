@@ -1,0 +1,106 @@
+#include <topoblock/topology/builder.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace topoblock;
+
+namespace {
+bool mentions(const error& e, const std::string& text) { return e.message.find(text) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("a built topology numbers nodes and GPUs in domain order") {
+    topology_builder b;
+    b.add_domain("rack1", 4, {"a1", "a2"}).add_domain("empty", 4, {}).add_domain("hgx", 8, {"h1"});
+    const auto t = b.build();
+    REQUIRE(t);
+    CHECK(t->node_count() == 3);
+    CHECK(t->domain_count() == 3);
+    CHECK(t->gpu_count() == 16);
+    CHECK(t->node(2).first_gpu == 8);
+    CHECK(t->node(2).domain == 2);
+    CHECK(t->domain(1).node_count == 0);
+    CHECK(t->domain(2).first_node == 2);
+    CHECK(t->max_domain_gpus() == 8);
+    CHECK(t->max_domain_nodes() == 2);
+    CHECK(t->uniform_gpus_per_node() == 0);
+    CHECK(t->find_node("h1") == 2U);
+    CHECK_FALSE(t->find_node("nope"));
+    CHECK(t->find_domain("hgx") == 2U);
+}
+
+TEST_CASE("bad descriptions are errors that name what and where") {
+    SUBCASE("no nodes") {
+        topology_builder b;
+        b.add_domain("rack1", 4, {});
+        const auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "no nodes"));
+    }
+    SUBCASE("zero GPUs per node") {
+        topology_builder b;
+        b.add_domain("rack1", 0, {"n1"});
+        const auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "domain 'rack1'"));
+        CHECK(mentions(t.error(), "at least one GPU"));
+    }
+    SUBCASE("too many GPUs per node") {
+        topology_builder b;
+        b.add_domain("big", 65, {"n1"});
+        const auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "65 GPUs per node"));
+    }
+    SUBCASE("duplicate node names across domains") {
+        topology_builder b;
+        b.add_domain("rack1", 4, {"n1", "n2"}).add_domain("rack2", 4, {"n3", "n2"});
+        const auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "'n2'"));
+        CHECK(mentions(t.error(), "rack1"));
+        CHECK(mentions(t.error(), "rack2"));
+    }
+    SUBCASE("duplicate domain names") {
+        topology_builder b;
+        b.add_domain("rack1", 4, {"n1"}).add_domain("rack1", 4, {"n2"});
+        const auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "duplicate domain name 'rack1'"));
+    }
+    SUBCASE("a level that misses a domain or names an unknown one") {
+        topology_builder b;
+        b.add_domain("rack1", 4, {"n1"}).add_domain("rack2", 4, {"n2"});
+        b.add_level("leaf", {{"leaf1", {"rack1"}}});
+        auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "'rack2' is in no group"));
+        topology_builder c;
+        c.add_domain("rack1", 4, {"n1"});
+        c.add_level("leaf", {{"leaf1", {"rack1", "rack9"}}});
+        t = c.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "unknown domain 'rack9'"));
+    }
+    SUBCASE("a domain in two groups of one level") {
+        topology_builder b;
+        b.add_domain("rack1", 4, {"n1"});
+        b.add_level("leaf", {{"leaf1", {"rack1"}}, {"leaf2", {"rack1"}}});
+        const auto t = b.build();
+        REQUIRE_FALSE(t);
+        CHECK(mentions(t.error(), "group 'leaf1' and group 'leaf2'"));
+    }
+}
+
+TEST_CASE("group levels map every domain to one group") {
+    topology_builder b;
+    b.add_numbered_domain("r1", 2, 4, "a", 1, 2).add_numbered_domain("r2", 2, 4, "b", 1, 2).add_numbered_domain("r3", 2, 4, "c", 1, 2);
+    b.add_level("leaf", {{"l1", {"r1", "r3"}}, {"l2", {"r2"}}});
+    const auto t = b.build();
+    REQUIRE(t);
+    REQUIRE(t->levels().size() == 1);
+    CHECK(t->levels()[0].group_of_domain == std::vector<group_id>{0, 1, 0});
+    CHECK(t->levels()[0].domains_of_group[0] == std::vector<domain_id>{0, 2});
+    CHECK(t->node(0).name == "a01");
+}

@@ -1,0 +1,67 @@
+#include <topoblock/topology/presets.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace topoblock;
+
+TEST_CASE("GB200 and GB300 NVL72: one domain per rack, 18 trays of 4 GPUs") {
+    const topology t = gb200_nvl72(4);
+    CHECK(t.domain_count() == 4);
+    CHECK(t.node_count() == 72);
+    CHECK(t.gpu_count() == 288);
+    CHECK(t.max_domain_gpus() == 72);
+    CHECK(t.uniform_gpus_per_node() == 4);
+    CHECK(t.node(0).name == "gb01");
+    CHECK(t.node(71).name == "gb72");
+    CHECK(t.domain(3).name == "rack04");
+    CHECK(t.domain(1).first_node == 18);
+    CHECK(gb300_nvl72(1).gpu_count() == 72);
+}
+
+TEST_CASE("NVL36x2 joins two 9-tray racks into one 72-GPU domain") {
+    const topology t = nvl36x2(2);
+    CHECK(t.domain_count() == 2);
+    CHECK(t.domain(0).node_count == 18);
+    CHECK(t.domain(0).gpu_count() == 72);
+}
+
+TEST_CASE("HGX-8: every server its own domain") {
+    const topology t = hgx8(16, 4);
+    CHECK(t.domain_count() == 16);
+    CHECK(t.node_count() == 16);
+    CHECK(t.max_domain_gpus() == 8);
+    CHECK(t.domain(0).name == t.node(0).name);
+    REQUIRE(t.levels().size() == 1);
+    CHECK(t.levels()[0].group_names.size() == 4);
+}
+
+TEST_CASE("topology specs") {
+    auto t = parse_topology_spec("nvl72:16");
+    REQUIRE(t);
+    CHECK(t->gpu_count() == 16 * 72);
+    CHECK(t->node(0).name == "gb001");
+
+    t = parse_topology_spec("nvl72:2+hgx8:4@3");
+    REQUIRE(t);
+    CHECK(t->domain_count() == 6);
+    CHECK(t->uniform_gpus_per_node() == 0);
+    CHECK(t->levels()[0].group_names.size() == 2);
+
+    t = parse_topology_spec("grid:3:5:2");
+    REQUIRE(t);
+    CHECK(t->domain_count() == 3);
+    CHECK(t->gpu_count() == 30);
+
+    for (const char* bad : {"nvl72", "nvl72:0", "nvl72:x", "tpu:4", "grid:1:2", "nvl72:4@", "nvl72:2+"}) {
+        CAPTURE(bad);
+        const auto r = parse_topology_spec(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().column >= 1);
+    }
+    const auto r = parse_topology_spec("nvl72:2+tpu:4");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().column == 9);
+    CHECK(r.error().message.find("unknown topology 'tpu:4'") != std::string::npos);
+}
