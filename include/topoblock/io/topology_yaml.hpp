@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,9 +47,9 @@ struct node {
     kind type = kind::null;
     std::string scalar;
     bool quoted = false;
-    std::vector<node> items;                          // sequence
-    std::vector<std::pair<std::string, node>> entries;  // mapping, in file order
-    std::vector<text_origin> key_at;                  // mapping: where each key is
+    std::vector<node> items;          // sequence items, or mapping values
+    std::vector<std::string> keys;    // mapping keys, in file order
+    std::vector<text_origin> key_at;  // where each key is
     text_origin at;
 };
 
@@ -313,8 +314,8 @@ private:
             if (key_text.empty()) return unexpected(error_at_line(l, 0, "empty mapping key"));
             auto key = scalar(key_text, l, 0);
             if (!key) return unexpected(std::move(key).error());
-            for (const auto& entry : map.entries)
-                if (entry.first == key->scalar)
+            for (const std::string& seen : map.keys)
+                if (seen == key->scalar)
                     return unexpected(error_at_line(l, 0, "key '" + key->scalar + "' appears twice"));
             std::size_t value_offset = colon + 1;
             while (value_offset < l.content.size() && is_blank(l.content[value_offset])) ++value_offset;
@@ -337,7 +338,8 @@ private:
             } else {
                 value.at = {l.number, static_cast<std::uint32_t>(l.indent + colon + 2)};
             }
-            map.entries.emplace_back(std::move(key->scalar), std::move(value));
+            map.keys.push_back(std::move(key->scalar));
+            map.items.push_back(std::move(value));
             map.key_at.push_back(key->at);
         }
         if (auto ok = check_no_deeper_line(indent); !ok) return unexpected(ok.error());
@@ -403,18 +405,20 @@ inline expected<std::vector<std::string>, error> as_hostlist(const node& n, std:
     return expand_hostlist_at(n.scalar, n.at);
 }
 
-inline expected<std::vector<node>, error> as_list(const node& n, std::string_view what) {
-    if (n.type == node::kind::null) return std::vector<node>{};
+// The items of a list; an absent value is an empty list.
+inline expected<std::span<const node>, error> as_list(const node& n, std::string_view what) {
+    if (n.type == node::kind::null) return std::span<const node>{};
     if (auto ok = expect(n, node::kind::sequence, what); !ok) return unexpected(ok.error());
-    return n.items;
+    return std::span<const node>(n.items);
 }
 
 template <class Handler>
 expected<void, error> for_each_key(const node& map, std::string_view what,
                                    std::initializer_list<std::string_view> allowed, Handler&& handle) {
     if (auto ok = expect(map, node::kind::mapping, what); !ok) return ok;
-    for (std::size_t i = 0; i < map.entries.size(); ++i) {
-        const auto& [key, value] = map.entries[i];
+    for (std::size_t i = 0; i < map.keys.size(); ++i) {
+        const std::string& key = map.keys[i];
+        const node& value = map.items[i];
         bool known = false;
         for (std::string_view k : allowed) known = known || key == k;
         if (!known) {
@@ -514,7 +518,7 @@ inline expected<void, error> read_tree_topology(const node& n, slurm_topology& t
 
 inline expected<slurm_topology, error> read_topology(const node& n, bool& is_default) {
     if (auto ok = expect(n, node::kind::mapping, "a topology"); !ok) return unexpected(ok.error());
-    if (n.entries.empty() || n.entries.front().first != "topology")
+    if (n.keys.empty() || n.keys.front() != "topology")
         return unexpected(make_error("'topology: <name>' must be the first attribute", n.at.line, n.at.column));
     slurm_topology topo;
     int kinds = 0;
@@ -541,7 +545,7 @@ inline expected<slurm_topology, error> read_topology(const node& n, bool& is_def
                            });
     if (!ok) return unexpected(ok.error());
     if (auto named = check_entity_name("topology", topo.name, 0); !named)
-        return unexpected(node_error(n.entries.front().second, named.error().message));
+        return unexpected(node_error(n.items.front(), named.error().message));
     if (kinds != 1)
         return unexpected(make_error("topology '" + topo.name + "' must define exactly one of block, tree or flat: true",
                                      n.at.line, n.at.column));
