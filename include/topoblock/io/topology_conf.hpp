@@ -198,12 +198,15 @@ inline expected<void, error> check_keys(const std::vector<key_value>& words,
                                         std::initializer_list<std::string_view> allowed) {
     for (std::size_t i = 0; i < words.size(); ++i) {
         bool known = false;
-        for (std::string_view key : allowed) known = known || words[i].key == key;
+        for (std::string_view key : allowed) known = known || words[i].key == lower(key);
         if (!known) {
-            std::string list;
-            for (std::string_view key : allowed) list += (list.empty() ? "" : ", ") + std::string(key);
+            std::string list;  // the keys that may follow the first one
+            for (std::string_view key : allowed)
+                if (lower(key) != words[0].key) list += (list.empty() ? "" : ", ") + std::string(key);
+            const std::string expected_keys =
+                list.empty() ? std::string(" (nothing may follow it)") : " (expected " + list + ")";
             return unexpected(word_error(words[i].key_at, "unknown key '" + words[i].spelled + "' on a '" +
-                                                              words[0].spelled + "' line (expected " + list + ")"));
+                                                              words[0].spelled + "' line" + expected_keys));
         }
         for (std::size_t j = 0; j < i; ++j)
             if (words[j].key == words[i].key)
@@ -224,7 +227,7 @@ inline expected<std::vector<std::string>, error> hostlist_value(const key_value*
 }
 
 inline expected<void, error> read_block_line(parse_state& state, const std::vector<key_value>& words) {
-    if (auto ok = check_keys(words, {"blockname", "nodes"}); !ok) return ok;
+    if (auto ok = check_keys(words, {"BlockName", "Nodes"}); !ok) return ok;
     slurm_block block;
     block.name = words[0].value;
     block.line = words[0].key_at.line;
@@ -236,7 +239,7 @@ inline expected<void, error> read_block_line(parse_state& state, const std::vect
 }
 
 inline expected<void, error> read_block_sizes_line(parse_state& state, const std::vector<key_value>& words) {
-    if (auto ok = check_keys(words, {"blocksizes"}); !ok) return ok;
+    if (auto ok = check_keys(words, {"BlockSizes"}); !ok) return ok;
     if (state.block_sizes_line != 0)
         return unexpected(word_error(words[0].key_at, "BlockSizes given twice (first at line " +
                                                           std::to_string(state.block_sizes_line) + ")"));
@@ -248,7 +251,7 @@ inline expected<void, error> read_block_sizes_line(parse_state& state, const std
 }
 
 inline expected<void, error> read_switch_line(parse_state& state, const std::vector<key_value>& words) {
-    if (auto ok = check_keys(words, {"switchname", "nodes", "switches", "linkspeed"}); !ok) return ok;
+    if (auto ok = check_keys(words, {"SwitchName", "Nodes", "Switches", "LinkSpeed"}); !ok) return ok;
     slurm_switch sw;
     sw.name = words[0].value;
     sw.line = words[0].key_at.line;
