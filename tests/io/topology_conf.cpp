@@ -138,7 +138,9 @@ TEST_CASE("topology.conf: errors carry line and column") {
     // "\#" is a literal '#', which no name may contain.
     auto escaped = parse_topology_conf("BlockName=b\\#2 Nodes=n1\n");
     REQUIRE_FALSE(escaped);
-    CHECK(escaped.error().to_string() == "line 1: block name 'b#2' contains a blank or one of # = , [ ] \" '");
+    CHECK(escaped.error().to_string() == "line 1: block name 'b#2' contains a blank or one of # = , [ ] \" ' \\");
+    // "\\" is a backslash, which no name may contain either; "\x" is x.
+    CHECK(parse_ok("BlockName=\\b1 Nodes=n1\n").blocks[0].name == "b1");
 }
 
 TEST_CASE("topology.conf: Slurm's validation rules") {

@@ -91,9 +91,9 @@ inline expected<void, error> fail(std::string message, std::uint32_t line = 0) {
 inline expected<void, error> check_entity_name(std::string_view what, const std::string& name,
                                                std::uint32_t line) {
     if (name.empty()) return fail(std::string(what) + " without a name", line);
-    if (name.find_first_of(" \t\r\n#=,[]\"'") != std::string::npos)
+    if (name.find_first_of(" \t\r\n#=,[]\"'\\") != std::string::npos)
         return fail(std::string(what) + " name '" + name +
-                        "' contains a blank or one of # = , [ ] \" '",
+                        "' contains a blank or one of # = , [ ] \" ' \\",
                     line);
     return {};
 }

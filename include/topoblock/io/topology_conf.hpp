@@ -7,7 +7,7 @@
 //   BlockSizes=4,8
 //
 // Syntax as Slurm's parse_config.c reads it: keys are case-insensitive,
-// "#" starts a comment ("\#" is a literal #), a trailing backslash joins the
+// "#" starts a comment ("\#" is a literal #, "\\" a backslash), a trailing backslash joins the
 // next line, values may be double-quoted. See docs/formats.md.
 
 #include "topoblock/io/hostlist.hpp"
@@ -34,8 +34,9 @@ struct logical_line {
     std::vector<text_origin> where;
 };
 
-// Splits the file into logical lines: comments removed, "\#" unescaped,
-// lines ending in a backslash joined to the next.
+// Splits the file into logical lines as Slurm's _get_next_line does:
+// comments removed, "\x" read as a literal x ("\#", "\\"), lines ending in
+// a backslash joined to the next.
 inline std::vector<logical_line> logical_lines(std::string_view file) {
     std::vector<logical_line> lines;
     logical_line current;
@@ -48,25 +49,25 @@ inline std::vector<logical_line> logical_lines(std::string_view file) {
         pos = end + 1;
         ++number;
         if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+        bool continued = false;
         for (std::size_t i = 0; i < raw.size(); ++i) {
-            if (raw[i] == '\\' && i + 1 < raw.size() && raw[i + 1] == '#') {
-                current.text += '#';
-                current.where.push_back({number, static_cast<std::uint32_t>(i + 1)});
-                ++i;
-                continue;
-            }
             if (raw[i] == '#') break;
+            if (raw[i] == '\\') {
+                // A backslash with only blanks after it continues the line;
+                // elsewhere it escapes the next character (parse_config.c).
+                if (raw.find_first_not_of(" \t", i + 1) == std::string_view::npos) {
+                    continued = true;
+                    break;
+                }
+                ++i;
+            }
             current.text += raw[i];
             current.where.push_back({number, static_cast<std::uint32_t>(i + 1)});
         }
+        if (continued) continue;
         while (!current.text.empty() && is_blank(current.text.back())) {
             current.text.pop_back();
             current.where.pop_back();
-        }
-        if (!current.text.empty() && current.text.back() == '\\') {
-            current.text.pop_back();
-            current.where.pop_back();
-            continue;  // joined with the next physical line
         }
         if (!current.text.empty()) lines.push_back(std::move(current));
         current = {};
