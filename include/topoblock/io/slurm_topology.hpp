@@ -1,0 +1,319 @@
+#pragma once
+
+// A neutral description of a Slurm topology (topology.conf or one entry of
+// topology.yaml) and the checks Slurm applies to it. No parsing here.
+//
+// Rules follow Slurm 25.05's src/plugins/topology/block/block_record.c,
+// src/plugins/topology/tree/switch_record.c and the topology.conf(5) /
+// topology.yaml(5) man pages; docs/formats.md lists each rule and its source.
+
+#include "topoblock/support/error.hpp"
+#include "topoblock/support/expected.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace topoblock::io {
+
+// A base block of topology/block: the nodes of one NVLink domain, say.
+// `line` records where it was read (0 = built in code); it is provenance, not
+// content, so equality ignores it.
+struct slurm_block {
+    std::string name;
+    std::vector<std::string> nodes;
+    std::uint32_t line = 0;
+
+    friend bool operator==(const slurm_block& a, const slurm_block& b) {
+        return a.name == b.name && a.nodes == b.nodes;
+    }
+};
+
+// A switch of topology/tree: a leaf holds nodes, an inner switch holds
+// child switches, never both. Slurm reads LinkSpeed as an unsigned number
+// and does not use it yet.
+struct slurm_switch {
+    std::string name;
+    std::vector<std::string> nodes;
+    std::vector<std::string> children;
+    std::optional<std::uint32_t> link_speed;
+    std::uint32_t line = 0;
+
+    friend bool operator==(const slurm_switch& a, const slurm_switch& b) {
+        return a.name == b.name && a.nodes == b.nodes && a.children == b.children &&
+               a.link_speed == b.link_speed;
+    }
+};
+
+struct slurm_topology {
+    enum class kind { block, tree, flat };
+
+    kind type = kind::flat;
+    std::string name;                        // topology.yaml only; empty for topology.conf
+    std::vector<slurm_block> blocks;         // kind::block
+    std::vector<std::uint32_t> block_sizes;  // as given, in nodes; empty = not set
+    std::vector<slurm_switch> switches;      // kind::tree
+
+    friend bool operator==(const slurm_topology&, const slurm_topology&) = default;
+};
+
+// topology.yaml: several named topologies, one of them the cluster default.
+struct slurm_topology_set {
+    std::vector<slurm_topology> topologies;
+    std::size_t default_index = 0;
+
+    friend bool operator==(const slurm_topology_set&, const slurm_topology_set&) = default;
+};
+
+// Slurm keeps block levels in a 16-bit map: the largest level is 2^15 base
+// blocks (block_record.c, "block_level > 15").
+inline constexpr std::uint32_t slurm_max_block_level = 15;
+// SwitchName may not be longer than HOST_NAME_MAX (64) characters.
+inline constexpr std::size_t slurm_max_switch_name = 64;
+// Without BlockSizes Slurm enables levels 0..4: 1, 2, 4, 8, 16 base blocks.
+inline constexpr std::uint32_t slurm_default_block_levels = 5;
+
+namespace detail {
+
+inline expected<void, error> fail(std::string message, std::uint32_t line = 0) {
+    return unexpected(make_error(std::move(message), line));
+}
+
+// Names are written back unquoted into key=value lines and YAML, so they
+// must be non-empty words without separators.
+inline expected<void, error> check_entity_name(std::string_view what, const std::string& name,
+                                               std::uint32_t line) {
+    if (name.empty()) return fail(std::string(what) + " without a name", line);
+    if (name.find_first_of(" \t\r\n#=,[]\"'\\") != std::string::npos)
+        return fail(std::string(what) + " name '" + name +
+                        "' contains a blank or one of # = , [ ] \" ' \\",
+                    line);
+    return {};
+}
+
+inline expected<void, error> check_node_names(std::string_view owner, const std::vector<std::string>& nodes,
+                                              std::uint32_t line) {
+    for (const std::string& node : nodes)
+        if (auto ok = check_entity_name("node", node, line); !ok)
+            return fail(std::string(owner) + ": " + ok.error().message, line);
+    return {};
+}
+
+inline bool is_power_of_two(std::uint32_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
+
+inline std::uint32_t log2_exact(std::uint32_t v) noexcept {
+    std::uint32_t level = 0;
+    while (v > 1) {
+        v >>= 1;
+        ++level;
+    }
+    return level;
+}
+
+inline expected<void, error> validate_blocks(const slurm_topology& topo);
+inline expected<void, error> validate_tree(const slurm_topology& topo);
+
+}  // namespace detail
+
+// BlockSizes: the first value is the planning base block size; each later one
+// must be the base times a power of two (at most 2^15), larger than the one
+// before it (topology.conf(5): "Successive BlockSizes must be a power of two
+// larger than the prior values"). Slurm's own parser accepts any order of the
+// later values; we hold files to the documented rule.
+inline expected<void, error> validate_block_sizes(std::span<const std::uint32_t> sizes) {
+    if (sizes.empty()) return {};
+    const std::uint32_t base = sizes.front();
+    if (base == 0) return detail::fail("BlockSizes: the base block size must be positive");
+    for (std::size_t i = 1; i < sizes.size(); ++i) {
+        const std::string value = std::to_string(sizes[i]);
+        if (sizes[i] <= sizes[i - 1])
+            return detail::fail("BlockSizes: " + value + " is not larger than " +
+                                std::to_string(sizes[i - 1]));
+        if (sizes[i] % base != 0 || !detail::is_power_of_two(sizes[i] / base))
+            return detail::fail("BlockSizes: " + value + " is not " + std::to_string(base) +
+                                " (the base size) times a power of two");
+        if (detail::log2_exact(sizes[i] / base) > slurm_max_block_level)
+            return detail::fail("BlockSizes: " + value + " is more than 2^" +
+                                std::to_string(slurm_max_block_level) + " base blocks");
+    }
+    return {};
+}
+
+// The planning base block size in nodes: the first BlockSizes value, else the
+// node count of the first block that has nodes (block_record_validate); 0 if
+// neither exists.
+inline std::uint32_t base_block_size(const slurm_topology& topo) {
+    if (!topo.block_sizes.empty()) return topo.block_sizes.front();
+    for (const slurm_block& block : topo.blocks)
+        if (!block.nodes.empty()) return static_cast<std::uint32_t>(block.nodes.size());
+    return 0;
+}
+
+// The block sizes (in nodes) Slurm enforces: BlockSizes as given or the
+// default levels of 1, 2, 4, 8, 16 base blocks, cut after the first level
+// that spans all configured blocks, as block_record_validate does. Assumes
+// validate_block_sizes passed.
+inline std::vector<std::uint32_t> effective_block_sizes(const slurm_topology& topo) {
+    const std::uint32_t base = base_block_size(topo);
+    if (base == 0) return {};
+    std::vector<std::uint32_t> levels;  // in base blocks
+    if (topo.block_sizes.empty()) {
+        for (std::uint32_t level = 0; level < slurm_default_block_levels; ++level)
+            levels.push_back(std::uint32_t{1} << level);
+    } else {
+        for (std::uint32_t size : topo.block_sizes) levels.push_back(size / base);
+    }
+    std::vector<std::uint32_t> sizes;
+    for (std::uint32_t blocks : levels) {
+        sizes.push_back(blocks * base);
+        if (blocks >= topo.blocks.size()) break;
+    }
+    return sizes;
+}
+
+// Checks a topology as Slurm would before using it; the error names the
+// entity (and its line when it was read from a file).
+inline expected<void, error> validate_topology(const slurm_topology& topo) {
+    switch (topo.type) {
+        case slurm_topology::kind::block:
+            if (!topo.switches.empty()) return detail::fail("a block topology cannot have switches");
+            return detail::validate_blocks(topo);
+        case slurm_topology::kind::tree:
+            if (!topo.blocks.empty() || !topo.block_sizes.empty())
+                return detail::fail("a tree topology cannot have blocks or BlockSizes");
+            return detail::validate_tree(topo);
+        case slurm_topology::kind::flat:
+            if (!topo.blocks.empty() || !topo.block_sizes.empty() || !topo.switches.empty())
+                return detail::fail("a flat topology has no blocks or switches");
+            return {};
+    }
+    return detail::fail("unknown topology kind");
+}
+
+// topology.yaml: every topology valid, names present and unique, the default
+// index in range.
+inline expected<void, error> validate_topology_set(const slurm_topology_set& set) {
+    if (set.topologies.empty()) return detail::fail("no topology defined");
+    if (set.default_index >= set.topologies.size())
+        return detail::fail("default topology index " + std::to_string(set.default_index) +
+                            " is out of range");
+    std::set<std::string_view> seen;
+    for (const slurm_topology& topo : set.topologies) {
+        if (auto ok = detail::check_entity_name("topology", topo.name, 0); !ok) return ok;
+        if (!seen.insert(topo.name).second)
+            return detail::fail("topology '" + topo.name + "' is defined twice");
+        if (auto ok = validate_topology(topo); !ok)
+            return detail::fail("topology '" + topo.name + "': " + ok.error().message, ok.error().line);
+    }
+    return {};
+}
+
+// The names in cluster_nodes that no block holds (block topology) or that
+// sit under no leaf switch (tree topology), in the given order. Slurm only
+// warns about them ("Blocks lack access to N nodes"), but jobs can never be
+// placed on them under that topology.
+inline std::vector<std::string> nodes_outside_blocks(const slurm_topology& topo,
+                                                     std::span<const std::string> cluster_nodes) {
+    std::set<std::string_view> placed;
+    for (const slurm_block& block : topo.blocks) placed.insert(block.nodes.begin(), block.nodes.end());
+    for (const slurm_switch& sw : topo.switches) placed.insert(sw.nodes.begin(), sw.nodes.end());
+    std::vector<std::string> outside;
+    if (topo.type == slurm_topology::kind::flat) return outside;
+    for (const std::string& node : cluster_nodes)
+        if (!placed.contains(node)) outside.push_back(node);
+    return outside;
+}
+
+namespace detail {
+
+inline expected<void, error> validate_blocks(const slurm_topology& topo) {
+    if (topo.blocks.empty()) return fail("no blocks configured");
+    std::map<std::string_view, const slurm_block*> by_name;
+    std::map<std::string_view, const slurm_block*> owner;  // node -> block
+    for (const slurm_block& block : topo.blocks) {
+        if (auto ok = check_entity_name("block", block.name, block.line); !ok) return ok;
+        if (auto ok = check_node_names("block '" + block.name + "'", block.nodes, block.line); !ok) return ok;
+        if (auto [it, fresh] = by_name.emplace(block.name, &block); !fresh)
+            return fail("block '" + block.name + "' is defined twice" +
+                            (it->second->line ? " (first at line " + std::to_string(it->second->line) + ")" : ""),
+                        block.line);
+        for (const std::string& node : block.nodes)
+            if (auto [it, fresh] = owner.emplace(node, &block); !fresh) {
+                if (it->second == &block)
+                    return fail("node '" + node + "' is listed twice in block '" + block.name + "'", block.line);
+                return fail("node '" + node + "' is in block '" + it->second->name + "' and in block '" +
+                                block.name + "'",
+                            block.line);
+            }
+    }
+    if (auto ok = validate_block_sizes(topo.block_sizes); !ok) return ok;
+    // Blocks may hold fewer nodes than the base size, or none (Slurm 25.05
+    // dropped the "children count lower than bblock_node_cnt" check), but
+    // something must fix the base size.
+    if (base_block_size(topo) == 0) return fail("no block holds nodes and BlockSizes is not set");
+    return {};
+}
+
+// Depth-first search for a switch that is its own ancestor; returns the loop.
+inline bool find_switch_loop(const std::map<std::string_view, const slurm_switch*>& by_name,
+                             const slurm_switch& sw, std::map<std::string_view, int>& state,
+                             std::vector<std::string_view>& path) {
+    state[sw.name] = 1;  // on the current path
+    path.push_back(sw.name);
+    for (const std::string& child : sw.children) {
+        const int s = state[child];
+        if (s == 1) {
+            path.push_back(child);
+            return true;
+        }
+        if (s == 0 && find_switch_loop(by_name, *by_name.at(child), state, path)) return true;
+    }
+    state[sw.name] = 2;  // done, no loop below
+    path.pop_back();
+    return false;
+}
+
+inline expected<void, error> validate_tree(const slurm_topology& topo) {
+    if (topo.switches.empty()) return fail("no switches configured");
+    std::map<std::string_view, const slurm_switch*> by_name;
+    for (const slurm_switch& sw : topo.switches) {
+        if (auto ok = check_entity_name("switch", sw.name, sw.line); !ok) return ok;
+        if (sw.name.size() > slurm_max_switch_name)
+            return fail("switch name '" + sw.name + "' is longer than " +
+                            std::to_string(slurm_max_switch_name) + " characters",
+                        sw.line);
+        if (auto ok = check_node_names("switch '" + sw.name + "'", sw.nodes, sw.line); !ok) return ok;
+        if (!sw.nodes.empty() && !sw.children.empty())
+            return fail("switch '" + sw.name + "' has both child switches and nodes", sw.line);
+        if (auto [it, fresh] = by_name.emplace(sw.name, &sw); !fresh)
+            return fail("switch '" + sw.name + "' is defined twice", sw.line);
+    }
+    for (const slurm_switch& sw : topo.switches)
+        for (const std::string& child : sw.children) {
+            if (child == sw.name) return fail("switch '" + sw.name + "' lists itself as a child", sw.line);
+            if (!by_name.contains(child))
+                return fail("switch '" + sw.name + "' has unknown child switch '" + child + "'", sw.line);
+        }
+    std::map<std::string_view, int> state;
+    for (const slurm_switch& sw : topo.switches) {
+        std::vector<std::string_view> path;
+        if (state[sw.name] == 0 && find_switch_loop(by_name, sw, state, path)) {
+            std::string loop;
+            const auto start = std::find(path.begin(), path.end(), path.back());
+            for (auto it = start; it != path.end(); ++it) loop += (loop.empty() ? "" : " -> ") + std::string(*it);
+            return fail("switches form a loop: " + loop, by_name.at(*start)->line);
+        }
+    }
+    return {};
+}
+
+}  // namespace detail
+
+}  // namespace topoblock::io
