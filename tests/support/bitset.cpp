@@ -1,0 +1,88 @@
+#include "../reference_model.hpp"
+
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/support/bucket_index.hpp>
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <vector>
+
+using namespace topoblock;
+
+TEST_CASE("gpu masks") {
+    CHECK(full_gpu_mask(4) == 0b1111);
+    CHECK(full_gpu_mask(64) == ~gpu_mask{0});
+    CHECK(lowest_bits(0b101100, 2) == 0b001100);
+    CHECK(lowest_bits(0b101100, 9) == 0b101100);
+    CHECK(lowest_bits(0, 3) == 0);
+}
+
+TEST_CASE("fixed_bitset finds set and clear bits across words") {
+    fixed_bitset<130> b;
+    CHECK(b.find_first() == 130);
+    b.set(3);
+    b.set(64);
+    b.set(129);
+    CHECK(b.count() == 3);
+    CHECK(b.find_first() == 3);
+    CHECK(b.find_next(4) == 64);
+    CHECK(b.find_next(65) == 129);
+    CHECK(b.find_next(130) == 130);
+    CHECK(b.find_next_clear(3) == 4);
+    b.reset(64);
+    CHECK(b.find_next(4) == 129);
+    CHECK_FALSE(b.none());
+}
+
+TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
+    test::rng r(7);
+    for (std::size_t size : {1U, 63U, 64U, 65U, 4096U, 5000U, 300000U}) {
+        CAPTURE(size);
+        indexed_bitset b(size);
+        std::set<std::size_t> model;
+        for (int op = 0; op < 3000; ++op) {
+            const std::size_t i = r.between(0, static_cast<std::uint32_t>(size - 1));
+            if (r.chance(60)) {
+                b.set(i);
+                model.insert(i);
+            } else {
+                b.reset(i);
+                model.erase(i);
+            }
+            const std::size_t from = r.between(0, static_cast<std::uint32_t>(size));
+            const auto it = model.lower_bound(from);
+            REQUIRE(b.find_next(from) == (it == model.end() ? size : *it));
+            REQUIRE(b.any() == !model.empty());
+        }
+        CHECK(b.count() == model.size());
+    }
+}
+
+TEST_CASE("bucket_index answers best-fit questions like a linear scan") {
+    test::rng r(11);
+    const std::uint32_t items = 300, max_key = 72;
+    bucket_index index(items, max_key);
+    std::vector<std::uint32_t> key(items, npos32);
+    for (int op = 0; op < 20000; ++op) {
+        const std::uint32_t item = r.between(0, items - 1);
+        if (r.chance(85)) {
+            const std::uint32_t k = r.between(0, max_key);
+            index.assign(item, k);
+            key[item] = k;
+        } else {
+            index.remove(item);
+            key[item] = npos32;
+        }
+        const std::uint32_t want = r.between(0, max_key);
+        std::uint32_t best = npos32;
+        for (std::uint32_t i = 0; i < items; ++i)
+            if (key[i] != npos32 && key[i] >= want && (best == npos32 || key[i] < key[best])) best = i;
+        REQUIRE(index.find_at_least(want) == best);
+        REQUIRE(index.key_of(item) == key[item]);
+        std::uint32_t largest = npos32;
+        for (std::uint32_t i = 0; i < items; ++i)
+            if (key[i] != npos32 && key[i] <= want && (largest == npos32 || key[i] > largest)) largest = key[i];
+        REQUIRE(index.previous_key(want) == largest);
+    }
+}
