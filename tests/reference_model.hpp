@@ -37,18 +37,27 @@ struct reference_model {
     std::vector<std::vector<std::int64_t>> owner;  // node -> GPU -> job key, -1 free
     std::vector<health> node_health;
     std::map<std::int64_t, bool> exclusive_jobs;   // live job key -> exclusive
+    mutable std::vector<bool> closed;
+    mutable bool closed_valid = false;
 
     explicit reference_model(const topology& t) : topo(&t) {
         for (const auto& n : t.nodes()) owner.emplace_back(n.gpus, -1);
         node_health.assign(t.node_count(), health::up);
     }
 
+    // Recomputed from the owners after every change, by brute force.
     bool domain_closed(domain_id d) const {
-        const auto& info = topo->domain(d);
-        for (node_id n = info.first_node; n < info.end_node(); ++n)
-            for (auto o : owner[n])
-                if (o >= 0 && exclusive_jobs.at(o)) return true;
-        return false;
+        if (!closed_valid) {
+            closed.assign(topo->domain_count(), false);
+            for (domain_id x = 0; x < topo->domain_count(); ++x) {
+                const auto& info = topo->domain(x);
+                for (node_id n = info.first_node; n < info.end_node(); ++n)
+                    for (auto o : owner[n])
+                        if (o >= 0 && exclusive_jobs.at(o)) closed[x] = true;
+            }
+            closed_valid = true;
+        }
+        return closed[d];
     }
     bool domain_idle(domain_id d) const {
         const auto& info = topo->domain(d);
@@ -115,6 +124,7 @@ struct reference_model {
             for (std::uint32_t g = 0; g < owner[n].size(); ++g)
                 if ((mask >> g) & 1U) owner[n][g] = key;
         exclusive_jobs[key] = exclusive;
+        closed_valid = false;
         return {};
     }
     void release(std::int64_t key) {
@@ -122,6 +132,7 @@ struct reference_model {
             for (auto& o : node)
                 if (o == key) o = -1;
         exclusive_jobs.erase(key);
+        closed_valid = false;
     }
 };
 

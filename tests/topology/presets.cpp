@@ -54,6 +54,12 @@ TEST_CASE("topology specs") {
     CHECK(t->domain_count() == 3);
     CHECK(t->gpu_count() == 30);
 
+    t = parse_topology_spec("grid:1:2:4+grid:2:1:8");  // two grid parts keep distinct names
+    REQUIRE(t);
+    CHECK(t->node(0).name == "n01");
+    CHECK(t->node(2).name == "g2n01");
+    CHECK(t->domain(1).name == "g2d01");
+
     for (const char* bad : {"nvl72", "nvl72:0", "nvl72:x", "tpu:4", "grid:1:2", "nvl72:4@", "nvl72:2+"}) {
         CAPTURE(bad);
         const auto r = parse_topology_spec(bad);
