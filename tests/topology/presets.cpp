@@ -54,7 +54,7 @@ TEST_CASE("topology specs") {
     CHECK(t->domain_count() == 3);
     CHECK(t->gpu_count() == 30);
 
-    t = parse_topology_spec("grid:1:2:4+grid:2:1:8");  // two grid parts keep distinct names
+    t = parse_topology_spec("grid:1:2:4+grid:2:2:8");  // two grid parts keep distinct names
     REQUIRE(t);
     CHECK(t->node(0).name == "n01");
     CHECK(t->node(2).name == "g2n01");
