@@ -89,7 +89,7 @@ public:
     // domains. Errors: node_out_of_range, not_free.
     expected<allocation_id, errc> hold(std::span<const piece> pieces, request asked = {}) {
         std::uint32_t gpus = 0;
-        for (const auto& p : pieces) gpus += static_cast<std::uint32_t>(std::popcount(p.gpus));
+        for (const auto& p : pieces) gpus += count_bits(p.gpus);
         if (asked.count == 0) asked = request::gpus(gpus);
         typename state_type::commit_options options;
         options.allow_draining = true;

@@ -40,7 +40,7 @@ struct first_fit {
             const auto id = static_cast<node_id>(n);
             const gpu_mask mine = lowest_bits(state.usable_gpus(id), missing);
             out.add(id, mine);
-            missing -= static_cast<std::uint32_t>(std::popcount(mine));
+            missing -= count_bits(mine);
         }
         return missing == 0 ? errc::ok : errc::insufficient_free;
     }

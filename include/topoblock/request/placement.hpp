@@ -24,8 +24,6 @@ public:
     void add(node_id node, gpu_mask gpus) { pieces_.push_back({node, gpus}); }
     const std::vector<piece>& pieces() const noexcept { return pieces_; }
     bool empty() const noexcept { return pieces_.empty(); }
-    // Drops the pieces added after the first `size` (undoes a trial).
-    void truncate(std::size_t size) noexcept { pieces_.resize(size); }
     std::size_t size() const noexcept { return pieces_.size(); }
     // GPUs already taken on `node` by this placement (policies that place
     // several parts in turn use it to avoid taking a GPU twice).

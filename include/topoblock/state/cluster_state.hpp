@@ -167,7 +167,7 @@ public:
             const piece& p = where[applied];
             if ((p.gpus & ~node_free_[p.node]) != 0) break;  // busy, or named twice
             take(p, slot);
-            held += static_cast<std::uint32_t>(std::popcount(p.gpus));
+            held += count_bits(p.gpus);
         }
         if (applied != where.size()) {
             for (std::size_t i = applied; i-- > 0;) give_back(where[i]);
@@ -215,7 +215,7 @@ public:
         if (from == to) return {};
         const domain_id d = topo_.node(n).domain;
         const std::uint32_t gpus = topo_.node(n).gpus;
-        const std::uint32_t held = gpus - static_cast<std::uint32_t>(std::popcount(node_free_[n]));
+        const std::uint32_t held = gpus - count_bits(node_free_[n]);
         count_up_node(n, from, -1);
         health_[n] = to;
         count_up_node(n, to, +1);
@@ -255,7 +255,7 @@ public:
                 if ((held[p.node] & p.gpus) != 0)
                     return "GPU held twice on node '" + topo_.node(p.node).name + "'";
                 held[p.node] |= p.gpus;
-                gpus += static_cast<std::uint32_t>(std::popcount(p.gpus));
+                gpus += count_bits(p.gpus);
                 const node_info& info = topo_.node(p.node);
                 for (std::uint32_t g = 0; g < info.gpus; ++g)
                     if ((p.gpus >> g) & 1U) owner[info.first_gpu + g] = s;
@@ -277,14 +277,14 @@ public:
             const gpu_mask full = node_full_mask(n);
             if (node_free_[n] != (full & ~held[n]))
                 return "free mask of node '" + topo_.node(n).name + "' disagrees with the allocations";
-            const auto held_here = static_cast<std::uint64_t>(std::popcount(held[n]));
+            const auto held_here = count_bits(held[n]);
             held_total += held_here;
             if (health_[n] == node_health::down) held_down += held_here;
             else healthy += topo_.node(n).gpus;
             if (health_[n] == node_health::up) {
                 up_gpus += topo_.node(n).gpus;
                 ++up_nodes;
-                unheld_up += static_cast<std::uint64_t>(std::popcount(node_free_[n]));
+                unheld_up += count_bits(node_free_[n]);
             }
             const bool usable = health_[n] == node_health::up && exclusive[topo_.node(n).domain] == 0;
             if (nodes_with_usable_.test(n) != (usable && node_free_[n] != 0)) return "usable-node index is wrong";
@@ -301,11 +301,11 @@ public:
             c.exclusive_holders = exclusive[d];
             node_set free_set;
             for (node_id n = info.first_node; n < info.end_node(); ++n) {
-                c.held_gpus += static_cast<std::uint32_t>(std::popcount(held[n]));
+                c.held_gpus += count_bits(held[n]);
                 if (health_[n] != node_health::up) continue;
                 c.up_gpus += info.gpus_per_node;
                 ++c.up_nodes;
-                c.free_gpus += static_cast<std::uint32_t>(std::popcount(node_free_[n]));
+                c.free_gpus += count_bits(node_free_[n]);
                 if (node_free_[n] == node_full_mask(n)) {
                     ++c.free_nodes;
                     free_set.set(n - info.first_node);
@@ -368,7 +368,7 @@ private:
         if (h != node_health::up) return;
         auto& c = domains_[topo_.node(n).domain];
         const std::uint32_t gpus = topo_.node(n).gpus;
-        const auto free = static_cast<std::uint32_t>(std::popcount(node_free_[n]));
+        const auto free = count_bits(node_free_[n]);
         const bool whole = node_free_[n] == node_full_mask(n);
         const std::uint32_t local = topo_.node(n).index_in_domain;
         if (sign > 0) {
@@ -398,13 +398,22 @@ private:
 
     void take(const piece& p, std::uint32_t slot) {
         const node_info& info = topo_.node(p.node);
-        count_up_node(p.node, health_[p.node], -1);
-        node_free_[p.node] &= ~p.gpus;
-        count_up_node(p.node, health_[p.node], +1);
-        const auto n = static_cast<std::uint32_t>(std::popcount(p.gpus));
-        domains_[info.domain].held_gpus += n;
+        const gpu_mask before = node_free_[p.node];
+        node_free_[p.node] = before & ~p.gpus;
+        const std::uint32_t n = count_bits(p.gpus);
+        domain_counters& c = domains_[info.domain];
+        if (health_[p.node] == node_health::up) {
+            c.free_gpus -= n;
+            unheld_up_gpus_ -= n;
+            if (before == full_gpu_mask(info.gpus)) {
+                --c.free_nodes;
+                free_node_sets_[info.domain].reset(info.index_in_domain);
+            }
+        } else if (health_[p.node] == node_health::down) {
+            held_on_down_ += n;
+        }
+        c.held_gpus += n;
         held_gpus_ += n;
-        if (health_[p.node] == node_health::down) held_on_down_ += n;
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
         refresh_node(p.node);
@@ -413,13 +422,22 @@ private:
 
     void give_back(const piece& p) {
         const node_info& info = topo_.node(p.node);
-        count_up_node(p.node, health_[p.node], -1);
-        node_free_[p.node] |= p.gpus;
-        count_up_node(p.node, health_[p.node], +1);
-        const auto n = static_cast<std::uint32_t>(std::popcount(p.gpus));
-        domains_[info.domain].held_gpus -= n;
+        const gpu_mask after = node_free_[p.node] | p.gpus;
+        node_free_[p.node] = after;
+        const std::uint32_t n = count_bits(p.gpus);
+        domain_counters& c = domains_[info.domain];
+        if (health_[p.node] == node_health::up) {
+            c.free_gpus += n;
+            unheld_up_gpus_ += n;
+            if (after == full_gpu_mask(info.gpus)) {
+                ++c.free_nodes;
+                free_node_sets_[info.domain].set(info.index_in_domain);
+            }
+        } else if (health_[p.node] == node_health::down) {
+            held_on_down_ -= n;
+        }
+        c.held_gpus -= n;
         held_gpus_ -= n;
-        if (health_[p.node] == node_health::down) held_on_down_ -= n;
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
         refresh_node(p.node);

@@ -14,6 +14,20 @@ inline constexpr std::uint32_t npos32 = std::numeric_limits<std::uint32_t>::max(
 // A node's GPUs as a bit mask: bit i = GPU i of that node.
 using gpu_mask = std::uint64_t;
 
+// Set bits of a mask. Without a popcnt instruction in the target (x86-64's
+// baseline has none), std::popcount becomes a library call; the inline SWAR
+// count is several times faster there, and the intrinsic wins where it exists.
+constexpr std::uint32_t count_bits(std::uint64_t x) noexcept {
+#if defined(__POPCNT__) || defined(__ARM_NEON) || defined(__aarch64__)
+    return static_cast<std::uint32_t>(std::popcount(x));
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<std::uint32_t>((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 // The mask of a node with `gpus` GPUs, all set.
 constexpr gpu_mask full_gpu_mask(std::uint32_t gpus) noexcept {
     return gpus >= 64 ? ~gpu_mask{0} : ((gpu_mask{1} << gpus) - 1);
@@ -46,7 +60,7 @@ public:
 
     constexpr std::size_t count() const noexcept {
         std::size_t total = 0;
-        for (auto w : words_) total += static_cast<std::size_t>(std::popcount(w));
+        for (auto w : words_) total += count_bits(w);
         return total;
     }
     constexpr bool any() const noexcept {
@@ -142,7 +156,7 @@ public:
 
     std::size_t count() const noexcept {
         std::size_t total = 0;
-        for (auto w : words_) total += static_cast<std::size_t>(std::popcount(w));
+        for (auto w : words_) total += count_bits(w);
         return total;
     }
 

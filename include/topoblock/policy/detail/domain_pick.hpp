@@ -26,7 +26,7 @@ struct domain_scratch {
     std::uint32_t gpus_per_node = 0;
 
     bool wholly_open(std::uint32_t i) const noexcept { return open[i] == full; }
-    std::uint32_t open_count(std::uint32_t i) const noexcept { return static_cast<std::uint32_t>(std::popcount(open[i])); }
+    std::uint32_t open_count(std::uint32_t i) const noexcept { return count_bits(open[i]); }
     std::uint32_t wholly_open_count() const noexcept {
         std::uint32_t n = 0;
         for (std::uint32_t i = 0; i < node_count; ++i) n += wholly_open(i) ? 1U : 0U;
@@ -126,24 +126,28 @@ std::uint32_t tightest_node(const Scratch& s, std::uint32_t need) {
 // Returns false (taking nothing) when fewer than `count` are open.
 template <class Scratch>
 bool take_gpus(Scratch& s, std::uint32_t count, placement& out) {
-    if (s.open_gpu_count() < count) return false;
+    std::uint32_t open = 0, wholly_open = 0;
+    std::uint32_t partial = s.node_count;  // the tightest partly open node for the rest
     const std::uint32_t whole = count / s.gpus_per_node;
     const std::uint32_t rest = count % s.gpus_per_node;
-    if (whole <= s.wholly_open_count()) {
-        Scratch trial = s;
-        const std::size_t mark = out.size();
-        take_whole_nodes(trial, whole, out);
-        const std::uint32_t node = rest == 0 ? 0 : tightest_node(trial, rest);
-        if (rest == 0 || node < trial.node_count) {
-            if (rest != 0) {
-                const gpu_mask mine = lowest_bits(trial.open[node], rest);
-                out.add(trial.first_node + node, mine);
-                trial.open[node] &= ~mine;
-            }
-            s = trial;
-            return true;
+    for (std::uint32_t i = 0; i < s.node_count; ++i) {
+        const std::uint32_t f = s.open_count(i);
+        open += f;
+        if (f == s.gpus_per_node) ++wholly_open;
+        else if (rest != 0 && f >= rest && (partial == s.node_count || f < s.open_count(partial))) partial = i;
+    }
+    if (open < count) return false;
+    // The packed shape needs the whole nodes, plus a node for the rest: a
+    // partly open one (untouched by taking whole nodes), else one more whole.
+    if (whole <= wholly_open && (rest == 0 || partial < s.node_count || whole < wholly_open)) {
+        take_whole_nodes(s, whole, out);
+        if (rest != 0) {
+            const std::uint32_t node = partial < s.node_count ? partial : tightest_node(s, rest);
+            const gpu_mask mine = lowest_bits(s.open[node], rest);
+            out.add(s.first_node + node, mine);
+            s.open[node] &= ~mine;
         }
-        out.truncate(mark);
+        return true;
     }
     while (count > 0) {
         std::uint32_t best = 0;
@@ -152,7 +156,7 @@ bool take_gpus(Scratch& s, std::uint32_t count, placement& out) {
         const gpu_mask mine = lowest_bits(s.open[best], count);
         out.add(s.first_node + best, mine);
         s.open[best] &= ~mine;
-        count -= static_cast<std::uint32_t>(std::popcount(mine));
+        count -= count_bits(mine);
     }
     return true;
 }

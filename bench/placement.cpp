@@ -1,0 +1,141 @@
+// Placement kernels at cluster scale. Names a script can read:
+//   alloc_release/<policy>/<racks>   place and release a job that fits one domain
+//   alloc_latency/<policy>/<racks>   the same, each pair timed: p50/p99 counters
+//   alloc_fail/<policy>/<racks>      a request that cannot fit, answered
+//   multi_domain/<policy>/<racks>    144-1152 GPU jobs placed and released
+//   node_down_up/<policy>/<racks>    a busy tray fails and comes back
+// State: `racks` GB200 NVL72 racks at 90% occupancy, built before timing.
+
+#include "cluster_fixture.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace topoblock;
+using namespace topoblock::bench;
+
+constexpr double occupancy = 0.90;
+
+// ns_per_op and ops_per_s counters; an iteration may hold several operations.
+void report_per_op(benchmark::State& st, double ops_per_iteration) {
+    const double ops = static_cast<double>(st.iterations()) * ops_per_iteration;
+    st.counters["ns_per_op"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    st.counters["ops_per_s"] = benchmark::Counter(ops, benchmark::Counter::kIsRate);
+}
+
+// Single-domain sizes drawn ahead of time, so the loop times placement only.
+std::vector<request> single_domain_requests(std::size_t count) {
+    std::mt19937_64 rng(7);
+    std::vector<request> out;
+    for (std::size_t i = 0; i < count; ++i) out.push_back(request::gpus(draw_size(rng)));
+    return out;
+}
+
+template <class Policy>
+void alloc_release(benchmark::State& st, std::uint32_t racks) {
+    auto f = make_fixture<Policy>(racks, occupancy);
+    const auto requests = single_domain_requests(1024);
+    std::size_t i = 0, placed = 0;
+    for (auto _ : st) {
+        auto id = f.alloc.try_allocate(requests[i++ & 1023]);
+        if (id) {
+            ++placed;
+            benchmark::DoNotOptimize(f.alloc.release(*id));
+        }
+    }
+    st.counters["placed_share"] = static_cast<double>(placed) / static_cast<double>(i);
+    report_per_op(st, 1.0);
+}
+
+template <class Policy>
+void alloc_latency(benchmark::State& st, std::uint32_t racks) {
+    auto f = make_fixture<Policy>(racks, occupancy);
+    const auto requests = single_domain_requests(1024);
+    std::vector<double> samples;
+    samples.reserve(1 << 20);
+    std::size_t i = 0;
+    for (auto _ : st) {
+        const auto start = std::chrono::steady_clock::now();
+        auto id = f.alloc.try_allocate(requests[i++ & 1023]);
+        if (id) benchmark::DoNotOptimize(f.alloc.release(*id));
+        const auto stop = std::chrono::steady_clock::now();
+        if (samples.size() < samples.capacity())
+            samples.push_back(std::chrono::duration<double, std::nano>(stop - start).count());
+    }
+    std::sort(samples.begin(), samples.end());
+    const auto at = [&](double q) { return samples.empty() ? 0.0 : samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))]; };
+    st.counters["p50_ns"] = at(0.50);
+    st.counters["p99_ns"] = at(0.99);
+}
+
+template <class Policy>
+void alloc_fail(benchmark::State& st, std::uint32_t racks) {
+    auto f = make_fixture<Policy>(racks, occupancy);
+    // Larger than any free domain and than the free capacity allows under
+    // require: answered without placing.
+    const request impossible = request::gpus(72).with_exclusive_domain();
+    std::size_t refused = 0;
+    for (auto _ : st) {
+        auto id = f.alloc.try_allocate(impossible);
+        if (!id) ++refused;
+        else (void)f.alloc.release(*id);
+    }
+    st.counters["refused_share"] = static_cast<double>(refused) / static_cast<double>(st.iterations());
+    report_per_op(st, 1.0);
+}
+
+template <class Policy>
+void multi_domain(benchmark::State& st, std::uint32_t racks) {
+    auto f = make_fixture<Policy>(racks, occupancy);
+    const std::uint32_t sizes[] = {144, 288, 576, 1152};
+    std::size_t i = 0, placed = 0;
+    for (auto _ : st) {
+        auto id = f.alloc.try_allocate(request::gpus(sizes[i++ & 3]));
+        if (id) {
+            ++placed;
+            benchmark::DoNotOptimize(f.alloc.release(*id));
+        }
+    }
+    st.counters["placed_share"] = static_cast<double>(placed) / static_cast<double>(i);
+    report_per_op(st, 1.0);
+}
+
+template <class Policy>
+void node_down_up(benchmark::State& st, std::uint32_t racks) {
+    auto f = make_fixture<Policy>(racks, occupancy);
+    const node_id node_count = f.alloc.topo().node_count();
+    node_id n = 0;
+    for (auto _ : st) {
+        n = (n + 7919) % node_count;  // a stride that visits every node
+        benchmark::DoNotOptimize(f.alloc.down(n));
+        benchmark::DoNotOptimize(f.alloc.up(n));
+    }
+    report_per_op(st, 1.0);
+}
+
+template <class Policy>
+void register_policy(const std::string& name) {
+    for (std::uint32_t racks : {125U, 500U, 2000U, 8000U}) {
+        const std::string suffix = "/" + name + "/" + std::to_string(racks);
+        benchmark::RegisterBenchmark(("alloc_release" + suffix).c_str(), alloc_release<Policy>, racks);
+        benchmark::RegisterBenchmark(("alloc_fail" + suffix).c_str(), alloc_fail<Policy>, racks);
+        benchmark::RegisterBenchmark(("multi_domain" + suffix).c_str(), multi_domain<Policy>, racks);
+        benchmark::RegisterBenchmark(("node_down_up" + suffix).c_str(), node_down_up<Policy>, racks);
+        if (racks == 2000U) benchmark::RegisterBenchmark(("alloc_latency" + suffix).c_str(), alloc_latency<Policy>, racks);
+    }
+}
+
+const bool registered = [] {
+    register_policy<first_fit>("first-fit");
+    register_policy<best_fit>("best-fit");
+    return true;
+}();
+
+}  // namespace
