@@ -131,8 +131,41 @@ private:
     template <class State>
     static bool take_in(const State& state, const detail::request_units<State>& units, domain_id d,
                         std::uint64_t size, placement& out) {
+        if (out.empty() && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out)) return true;
         auto scratch = detail::load_domain(state, out, d);
         return detail::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
+    }
+
+    // The common shapes answered from the state's per-domain indexes alone,
+    // valid while the placement holds nothing yet: whole nodes from the
+    // tightest run, the GPUs beyond them on the tightest partly free node.
+    // The same choice as the general path; returns false (adding nothing)
+    // for the scattered cases left to it.
+    template <class State>
+    static bool take_in_fresh_domain(const State& state, const request& req, domain_id d, std::uint32_t size,
+                                     placement& out) {
+        const domain_info& info = state.topo().domain(d);
+        const std::uint32_t g = info.gpus_per_node;
+        std::uint32_t nodes = 0;
+        node_id partial = npos32;  // the tightest partly free node, for the GPUs beyond whole nodes
+        if (req.what == unit::nodes) {
+            nodes = size;
+        } else if (req.whole_nodes) {
+            nodes = (size + g - 1) / g;
+        } else {
+            nodes = size / g;
+            if (size % g != 0) {
+                partial = state.tightest_node(d, size % g);
+                if (partial == npos32 || count_bits(state.usable_gpus(partial)) == g) return false;
+            }
+        }
+        const gpu_mask full = full_gpu_mask(g);
+        const bool taken = detail::choose_tightest_runs(state.free_nodes_in(d), nodes, [&](std::uint32_t start, std::uint32_t n) {
+            for (std::uint32_t i = start; i < start + n; ++i) out.add(info.first_node + i, full);
+        });
+        if (!taken) return false;
+        if (partial != npos32) out.add(partial, lowest_bits(state.usable_gpus(partial), size % g));
+        return true;
     }
 
     // Spreads `size` units over at most `max_domains` domains (npos32: no

@@ -94,7 +94,24 @@ public:
     // Open, with up nodes and nothing held: an exclusive job may take it.
     bool domain_idle(domain_id d) const noexcept { return idle_domains_.test(d); }
     // Up, wholly free nodes of the domain, by index inside the domain.
-    const node_set& free_nodes_in(domain_id d) const noexcept { return free_node_sets_[d]; }
+    const node_set& free_nodes_in(domain_id d) const noexcept {
+        return nodes_with_unheld(d, topo_.domain(d).gpus_per_node);
+    }
+    // Up nodes of the domain with exactly `k` unheld GPUs, by index inside the
+    // domain (k from 0 to the domain's GPUs per node).
+    const node_set& nodes_with_unheld(domain_id d, std::uint32_t k) const noexcept {
+        return nodes_by_unheld_[d * stride_ + k];
+    }
+    // The up node of the domain with the fewest unheld GPUs that still has
+    // `need` (the lowest index among equals), or npos32. O(GPUs per node).
+    node_id tightest_node(domain_id d, std::uint32_t need) const noexcept {
+        const domain_info& info = topo_.domain(d);
+        for (std::uint32_t k = need == 0 ? 1 : need; k <= info.gpus_per_node; ++k) {
+            const std::size_t i = nodes_by_unheld_[d * stride_ + k].find_first();
+            if (i < node_set::capacity) return info.first_node + static_cast<node_id>(i);
+        }
+        return npos32;
+    }
     // Open domains filed by free GPUs / free whole nodes: best-fit lookups.
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
@@ -299,20 +316,20 @@ public:
             const domain_info& info = topo_.domain(d);
             domain_counters c;
             c.exclusive_holders = exclusive[d];
-            node_set free_set;
+            std::vector<node_set> by_unheld(info.gpus_per_node + 1);
             for (node_id n = info.first_node; n < info.end_node(); ++n) {
                 c.held_gpus += count_bits(held[n]);
                 if (health_[n] != node_health::up) continue;
                 c.up_gpus += info.gpus_per_node;
                 ++c.up_nodes;
                 c.free_gpus += count_bits(node_free_[n]);
-                if (node_free_[n] == node_full_mask(n)) {
-                    ++c.free_nodes;
-                    free_set.set(n - info.first_node);
-                }
+                by_unheld[count_bits(node_free_[n])].set(n - info.first_node);
+                if (node_free_[n] == node_full_mask(n)) ++c.free_nodes;
             }
             if (!(c == domains_[d])) return "counters of domain '" + info.name + "' are wrong";
-            if (!(free_set == free_node_sets_[d])) return "free-node set of domain '" + info.name + "' is wrong";
+            for (std::uint32_t k = 0; k <= info.gpus_per_node; ++k)
+                if (!(by_unheld[k] == nodes_with_unheld(d, k)))
+                    return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + info.name + "' are wrong";
             const bool open = c.exclusive_holders == 0;
             if (by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)) return "free-GPU bucket of '" + info.name + "' is wrong";
             if (by_free_nodes_.key_of(d) != (open ? c.free_nodes : npos32)) return "free-node bucket of '" + info.name + "' is wrong";
@@ -345,7 +362,8 @@ private:
           health_(topo_.node_count(), node_health::up),
           owner_(topo_.gpu_count(), npos32),
           domains_(topo_.domain_count()),
-          free_node_sets_(topo_.domain_count()),
+          stride_(topo_.max_gpus_per_node() + 1),
+          nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
           contributed_(topo_.domain_count()),
           was_open_(topo_.domain_count(), true),
           by_free_gpus_(topo_.domain_count(), topo_.max_domain_gpus()),
@@ -370,7 +388,8 @@ private:
         const std::uint32_t gpus = topo_.node(n).gpus;
         const auto free = count_bits(node_free_[n]);
         const bool whole = node_free_[n] == node_full_mask(n);
-        const std::uint32_t local = topo_.node(n).index_in_domain;
+        node_set& peers = nodes_by_unheld_[topo_.node(n).domain * stride_ + free];
+        peers.assign(topo_.node(n).index_in_domain, sign > 0);
         if (sign > 0) {
             c.up_gpus += gpus;
             ++c.up_nodes;
@@ -378,10 +397,7 @@ private:
             up_gpus_ += gpus;
             ++up_nodes_;
             unheld_up_gpus_ += free;
-            if (whole) {
-                ++c.free_nodes;
-                free_node_sets_[topo_.node(n).domain].set(local);
-            }
+            if (whole) ++c.free_nodes;
         } else {
             c.up_gpus -= gpus;
             --c.up_nodes;
@@ -389,10 +405,7 @@ private:
             up_gpus_ -= gpus;
             --up_nodes_;
             unheld_up_gpus_ -= free;
-            if (whole) {
-                --c.free_nodes;
-                free_node_sets_[topo_.node(n).domain].reset(local);
-            }
+            if (whole) --c.free_nodes;
         }
     }
 
@@ -405,10 +418,8 @@ private:
         if (health_[p.node] == node_health::up) {
             c.free_gpus -= n;
             unheld_up_gpus_ -= n;
-            if (before == full_gpu_mask(info.gpus)) {
-                --c.free_nodes;
-                free_node_sets_[info.domain].reset(info.index_in_domain);
-            }
+            if (before == full_gpu_mask(info.gpus)) --c.free_nodes;
+            move_between_counts(info, count_bits(before), count_bits(before) - n);
         } else if (health_[p.node] == node_health::down) {
             held_on_down_ += n;
         }
@@ -429,10 +440,8 @@ private:
         if (health_[p.node] == node_health::up) {
             c.free_gpus += n;
             unheld_up_gpus_ += n;
-            if (after == full_gpu_mask(info.gpus)) {
-                ++c.free_nodes;
-                free_node_sets_[info.domain].set(info.index_in_domain);
-            }
+            if (after == full_gpu_mask(info.gpus)) ++c.free_nodes;
+            move_between_counts(info, count_bits(after) - n, count_bits(after));
         } else if (health_[p.node] == node_health::down) {
             held_on_down_ -= n;
         }
@@ -442,6 +451,11 @@ private:
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
         refresh_node(p.node);
         touch(info.domain);
+    }
+
+    void move_between_counts(const node_info& info, std::uint32_t from, std::uint32_t to) {
+        nodes_by_unheld_[info.domain * stride_ + from].reset(info.index_in_domain);
+        nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
     }
 
     void touch(domain_id d) {
@@ -538,7 +552,8 @@ private:
     std::vector<node_health> health_;
     std::vector<std::uint32_t> owner_;  // slot per GPU, npos32 = unheld
     std::vector<domain_counters> domains_;
-    std::vector<node_set> free_node_sets_;
+    std::size_t stride_;
+    std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
     std::vector<free_capacity> contributed_;  // each domain's share of the group and cluster totals
     std::vector<bool> was_open_;
     std::vector<std::vector<free_capacity>> group_free_;

@@ -2,6 +2,8 @@
 
 #include <topoblock/support/bitset.hpp>
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -10,24 +12,34 @@ namespace topoblock {
 // Items (domains) filed under a small integer key (their free capacity), so
 // that "the item with the least key that is still >= k, lowest index first"
 // costs a few word scans instead of a pass over every item. This is the
-// best-fit question every policy asks.
+// best-fit question every policy asks, and its upkeep is on every allocate
+// and release, so all buckets live in one flat array: a move touches two
+// words of items, their summary words and two counters.
 class bucket_index {
 public:
     bucket_index() = default;
     bucket_index(std::size_t items, std::uint32_t max_key)
-        : key_of_(items, npos32), buckets_(max_key + 1, indexed_bitset(items)), nonempty_(max_key + 1) {}
+        : items_(items),
+          words_per_key_((items + 63) / 64),
+          summaries_per_key_((words_per_key_ + 63) / 64),
+          key_of_(items, npos32),
+          words_((std::size_t{max_key} + 1) * words_per_key_),
+          summaries_((std::size_t{max_key} + 1) * summaries_per_key_),
+          counts_(std::size_t{max_key} + 1),
+          nonempty_(max_key + 1) {}
 
-    std::uint32_t max_key() const noexcept { return static_cast<std::uint32_t>(buckets_.size()) - 1; }
+    std::uint32_t max_key() const noexcept { return static_cast<std::uint32_t>(counts_.size()) - 1; }
     std::uint32_t key_of(std::uint32_t item) const noexcept { return key_of_[item]; }
     bool contains(std::uint32_t item) const noexcept { return key_of_[item] != npos32; }
+    // Items filed under `key`.
+    std::uint32_t count(std::uint32_t key) const noexcept { return counts_[key]; }
 
     void assign(std::uint32_t item, std::uint32_t key) noexcept {
         const std::uint32_t old = key_of_[item];
         if (old == key) return;
         if (old != npos32) take_out(item, old);
         key_of_[item] = key;
-        buckets_[key].set(item);
-        nonempty_.set(key);
+        put_in(item, key);
     }
     void remove(std::uint32_t item) noexcept {
         const std::uint32_t old = key_of_[item];
@@ -43,27 +55,59 @@ public:
     }
     // The largest non-empty key at or below `key`, or npos32.
     std::uint32_t previous_key(std::uint32_t key) const noexcept {
-        if (buckets_.empty()) return npos32;
+        if (counts_.empty()) return npos32;
         for (std::uint32_t k = key < max_key() ? key : max_key();; --k) {
-            if (nonempty_.test(k)) return k;
+            if (counts_[k] != 0) return k;
             if (k == 0) return npos32;
         }
     }
     // The item with the least key >= `key`, the lowest index among equals.
     std::uint32_t find_at_least(std::uint32_t key) const noexcept {
         const std::uint32_t k = next_key(key);
-        return k == npos32 ? npos32 : static_cast<std::uint32_t>(buckets_[k].find_first());
+        return k == npos32 ? npos32 : first_in(k, 0);
     }
-    const indexed_bitset& bucket(std::uint32_t key) const noexcept { return buckets_[key]; }
+    // The lowest-index item filed under `key` at or after `from`, or npos32.
+    std::uint32_t first_in(std::uint32_t key, std::uint32_t from) const noexcept {
+        if (from >= items_) return npos32;
+        const std::uint64_t* words = &words_[std::size_t{key} * words_per_key_];
+        const std::uint64_t* summaries = &summaries_[std::size_t{key} * summaries_per_key_];
+        std::size_t w = from / 64;
+        const std::uint64_t word = words[w] & (~std::uint64_t{0} << (from % 64));
+        if (word != 0) return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
+        ++w;
+        std::size_t s = w / 64;
+        if (s >= summaries_per_key_) return npos32;
+        std::uint64_t summary = summaries[s] & (w % 64 == 0 ? ~std::uint64_t{0} : (~std::uint64_t{0} << (w % 64)));
+        while (summary == 0) {
+            if (++s == summaries_per_key_) return npos32;
+            summary = summaries[s];
+        }
+        const std::size_t next = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
+        return static_cast<std::uint32_t>(next * 64 + static_cast<std::size_t>(std::countr_zero(words[next])));
+    }
 
 private:
+    void put_in(std::uint32_t item, std::uint32_t key) noexcept {
+        const std::size_t w = item / 64;
+        words_[std::size_t{key} * words_per_key_ + w] |= std::uint64_t{1} << (item % 64);
+        summaries_[std::size_t{key} * summaries_per_key_ + w / 64] |= std::uint64_t{1} << (w % 64);
+        if (counts_[key]++ == 0) nonempty_.set(key);
+    }
     void take_out(std::uint32_t item, std::uint32_t key) noexcept {
-        buckets_[key].reset(item);
-        if (!buckets_[key].any()) nonempty_.reset(key);
+        const std::size_t w = item / 64;
+        std::uint64_t& word = words_[std::size_t{key} * words_per_key_ + w];
+        word &= ~(std::uint64_t{1} << (item % 64));
+        if (word == 0) summaries_[std::size_t{key} * summaries_per_key_ + w / 64] &= ~(std::uint64_t{1} << (w % 64));
+        if (--counts_[key] == 0) nonempty_.reset(key);
     }
 
+    std::size_t items_ = 0;
+    std::size_t words_per_key_ = 0;
+    std::size_t summaries_per_key_ = 0;
     std::vector<std::uint32_t> key_of_;
-    std::vector<indexed_bitset> buckets_;
+    std::vector<std::uint64_t> words_;
+    std::vector<std::uint64_t> summaries_;
+    std::vector<std::uint32_t> counts_;
     indexed_bitset nonempty_;
 };
 

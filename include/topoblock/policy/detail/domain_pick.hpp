@@ -53,44 +53,35 @@ auto load_domain(const State& state, const placement& out, domain_id d) {
     return s;
 }
 
-// Takes `count` wholly open nodes. Rule: the shortest run of consecutive
-// wholly open nodes that holds them all (lowest start on ties), its first
-// nodes; when no run is long enough, whole runs from the shortest up, so that
-// long runs survive for later jobs. Returns false (taking nothing) when the
-// domain has too few wholly open nodes.
-template <class Scratch>
-bool take_whole_nodes(Scratch& s, std::uint32_t count, placement& out) {
+// Chooses `count` nodes from `candidates` (a fixed_bitset of domain-local
+// indexes) and calls take(first, n) for each run of consecutive nodes taken.
+// Rule: the shortest run of consecutive candidates that holds them all
+// (lowest start on ties), its first nodes; when no run is long enough, whole
+// runs from the shortest up, so that long runs survive for later jobs.
+// Returns false (taking nothing) when there are too few candidates.
+template <class NodeSet, class Take>
+bool choose_tightest_runs(const NodeSet& candidates, std::uint32_t count, Take&& take) {
+    if (count == 0) return true;
     struct run {
         std::uint32_t start, length;
     };
-    std::array<run, (sizeof(s.open) / sizeof(gpu_mask) + 1) / 2> runs{};
+    std::array<run, (NodeSet::capacity + 1) / 2> runs{};
     std::size_t run_count = 0;
     std::uint32_t total = 0;
-    for (std::uint32_t i = 0; i < s.node_count;) {
-        if (!s.wholly_open(i)) {
-            ++i;
-            continue;
-        }
-        std::uint32_t j = i;
-        while (j < s.node_count && s.wholly_open(j)) ++j;
-        runs[run_count++] = {i, j - i};
-        total += j - i;
-        i = j;
-    }
-    if (total < count || count == 0) return count == 0;
-    const auto take = [&](std::uint32_t start, std::uint32_t n) {
-        for (std::uint32_t i = start; i < start + n; ++i) {
-            out.add(s.first_node + i, s.open[i]);
-            s.open[i] = 0;
-        }
-    };
     const run* tightest = nullptr;
-    for (std::size_t r = 0; r < run_count; ++r)
-        if (runs[r].length >= count && (tightest == nullptr || runs[r].length < tightest->length)) tightest = &runs[r];
+    for (std::size_t i = candidates.find_first(); i < NodeSet::capacity;) {
+        const std::size_t end = candidates.find_next_clear(i);
+        runs[run_count] = {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(end - i)};
+        const run& r = runs[run_count++];
+        if (r.length >= count && (tightest == nullptr || r.length < tightest->length)) tightest = &r;
+        total += r.length;
+        i = candidates.find_next(end);
+    }
     if (tightest != nullptr) {
         take(tightest->start, count);
         return true;
     }
+    if (total < count) return false;
     std::sort(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(run_count), [](const run& a, const run& b) {
         return a.length != b.length ? a.length < b.length : a.start < b.start;
     });
@@ -100,6 +91,20 @@ bool take_whole_nodes(Scratch& s, std::uint32_t count, placement& out) {
         count -= n;
     }
     return true;
+}
+
+// Takes `count` wholly open nodes of the scratch by the tightest-run rule.
+template <class Scratch>
+bool take_whole_nodes(Scratch& s, std::uint32_t count, placement& out) {
+    fixed_bitset<sizeof(s.open) / sizeof(gpu_mask)> wholly_open;
+    for (std::uint32_t i = 0; i < s.node_count; ++i)
+        if (s.wholly_open(i)) wholly_open.set(i);
+    return choose_tightest_runs(wholly_open, count, [&](std::uint32_t start, std::uint32_t n) {
+        for (std::uint32_t i = start; i < start + n; ++i) {
+            out.add(s.first_node + i, s.open[i]);
+            s.open[i] = 0;
+        }
+    });
 }
 
 // The node with the fewest open GPUs that still has `need` (lowest index on
