@@ -2,6 +2,7 @@
 // place inside one NVLink domain when one has room, finished jobs give their
 // GPUs back. Prints who holds what.
 
+#include <topoblock/io/hostlist.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <cstdio>
@@ -37,11 +38,10 @@ int main() {
 
     for (const auto& [name, id] : running) {
         const allocation_record& r = *cluster->find(id);
-        std::printf("%-8s %3u GPUs in %u domain(s):", name.c_str(), r.held_gpus, r.domains);
-        for (const auto& p : r.pieces)
-            std::printf(" %s/%s", cluster->topo().node(p.node).name.c_str(),
-                        cluster->topo().domain(cluster->topo().node(p.node).domain).name.c_str());
-        std::printf("\n");
+        std::vector<std::string> hosts;
+        for (const auto& p : r.pieces) hosts.push_back(cluster->topo().node(p.node).name);
+        std::printf("%-8s %3u GPUs in %u domain(s): %s\n", name.c_str(), r.held_gpus, r.domains,
+                    io::compress_hostlist(hosts).c_str());
     }
     std::printf("utilization %.1f%%\n", 100.0 * utilization(cluster->state()));
     return cluster->state().verify().empty() ? 0 : 1;

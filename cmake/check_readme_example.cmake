@@ -1,0 +1,8 @@
+# Fails when README.md does not contain examples/quick_example.cpp verbatim,
+# so that the code a reader copies is the code CI compiles and runs.
+file(READ "${README}" readme)
+file(READ "${EXAMPLE}" example)
+string(FIND "${readme}" "${example}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "README.md no longer contains examples/quick_example.cpp verbatim; update one from the other")
+endif()
