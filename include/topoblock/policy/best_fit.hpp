@@ -6,6 +6,7 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
+#include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -24,6 +25,9 @@ template <class State>
 struct request_units {
     const State& state;
     const request& req;
+    // false: answer every question by scanning domains, ignoring the state's
+    // indexes (the naive reference the indexed paths are tested against).
+    bool indexed = true;
 
     std::uint64_t free_in(domain_id d) const noexcept {
         const auto& c = state.domain(d);
@@ -76,11 +80,15 @@ struct request_units {
 // Cost for a single-domain job: a bucket lookup plus a pass over that
 // domain's nodes; O(domains) only for multi-domain and segmented jobs.
 struct best_fit {
-    std::string_view name() const noexcept { return "best-fit"; }
+    // false turns every index lookup into a scan of all domains: the same
+    // decisions, slower; a reference for tests and benchmarks.
+    bool use_indexes = true;
+
+    std::string_view name() const noexcept { return use_indexes ? "best-fit" : "best-fit-naive"; }
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req};
+        const detail::request_units<State> units{state, req, use_indexes};
         if (req.segmented()) return place_segments(state, units, out);
         const std::uint64_t size = req.count;
         const std::uint64_t largest = units.largest_domain();
@@ -104,7 +112,7 @@ private:
     template <class State>
     static domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) {
         const request& req = units.req;
-        if (!req.exclusive_domain) {
+        if (!req.exclusive_domain && units.indexed) {
             const std::uint32_t g = state.topo().uniform_gpus_per_node();
             if (req.what == unit::nodes) return state.domains_by_free_nodes().find_at_least(static_cast<std::uint32_t>(size));
             if (!req.whole_nodes) return state.domains_by_free_gpus().find_at_least(static_cast<std::uint32_t>(size));
@@ -131,7 +139,8 @@ private:
     template <class State>
     static bool take_in(const State& state, const detail::request_units<State>& units, domain_id d,
                         std::uint64_t size, placement& out) {
-        if (out.empty() && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out)) return true;
+        if (units.indexed && out.empty() && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out))
+            return true;
         auto scratch = detail::load_domain(state, out, d);
         return detail::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
     }
@@ -184,9 +193,61 @@ private:
             for (const auto& [free, g] : groups)
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
         }
+        if (const int done = spread_indexed(state, units, size, max_domains, out); done >= 0) return done == 1;
         std::vector<domain_id> all(state.topo().domain_count());
         for (domain_id d = 0; d < all.size(); ++d) all[d] = d;
         return spread_over(state, units, all, size, max_domains, out);
+    }
+
+    // spread_over across the whole cluster, read from the state's buckets
+    // instead of sorting every domain: O(domains taken + keys). Returns 1 when
+    // placed, 0 when it cannot be, -1 when the request's units have no bucket
+    // (exclusive jobs, whole-node GPU jobs on mixed node sizes).
+    template <class State>
+    static int spread_indexed(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+                              std::uint64_t max_domains, placement& out) {
+        const request& req = units.req;
+        const bucket_index* index = &state.domains_by_free_gpus();
+        std::uint64_t scale = 1;
+        if (req.exclusive_domain || !units.indexed) return -1;
+        if (req.what == unit::nodes) {
+            index = &state.domains_by_free_nodes();
+        } else if (req.whole_nodes) {
+            scale = state.topo().uniform_gpus_per_node();
+            if (scale == 0) return -1;
+            index = &state.domains_by_free_nodes();
+        }
+        std::vector<std::pair<domain_id, std::uint64_t>> chosen;  // the largest first
+        std::uint64_t covered = 0;
+        for (std::uint32_t key = index->previous_key(index->max_key()); key != npos32 && key > 0 && covered < size;
+             key = index->previous_key(key - 1)) {
+            for (std::uint32_t d = index->first_in(key, 0); d != npos32 && covered < size; d = index->first_in(key, d + 1)) {
+                if (chosen.size() == max_domains) return 0;
+                chosen.emplace_back(d, key * scale);
+                covered += key * scale;
+            }
+        }
+        if (covered < size) return 0;
+        covered -= chosen.back().second;
+        const std::uint64_t rest = size - covered;
+        chosen.pop_back();
+        const auto is_chosen = [&](domain_id d) {
+            for (const auto& c : chosen)
+                if (c.first == d) return true;
+            return false;
+        };
+        domain_id last = npos32;
+        for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
+             key != npos32 && last == npos32; key = key == index->max_key() ? npos32 : index->next_key(key + 1)) {
+            for (std::uint32_t d = index->first_in(key, 0); d != npos32; d = index->first_in(key, d + 1))
+                if (!is_chosen(d)) {
+                    last = d;
+                    break;
+                }
+        }
+        for (const auto& [d, free] : chosen)
+            if (!take_in(state, units, d, free, out)) return 0;
+        return take_in(state, units, last, rest, out) ? 1 : 0;
     }
 
     // Greedy over `candidates`: the domains with the most free capacity until

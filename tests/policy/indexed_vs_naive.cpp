@@ -1,0 +1,88 @@
+// The indexed paths of a policy must decide exactly as its naive version,
+// which scans every domain: two allocators run the same random operations in
+// lockstep and must agree on every outcome and every piece.
+
+#include "../reference_model.hpp"
+
+#include <topoblock/allocator/allocator.hpp>
+#include <topoblock/policy/best_fit.hpp>
+#include <topoblock/topology/builder.hpp>
+#include <topoblock/topology/presets.hpp>
+
+#include <doctest/doctest.h>
+
+#include <utility>
+#include <vector>
+
+using namespace topoblock;
+using topoblock::test::rng;
+
+namespace {
+
+request random_request(rng& r, const topology& t) {
+    const std::uint32_t sizes[] = {1, 1, 1, 2, 3, 4, 4, 6, 8, 8, 12, 16, 32, 64, 72};
+    request q = r.chance(20) ? request::nodes(r.chance(80) ? r.between(1, 8) : r.between(1, t.max_domain_nodes() * 3))
+                             : request::gpus(r.chance(85) ? sizes[r.between(0, 14)] : r.between(1, t.max_domain_gpus() * 4));
+    q.whole_nodes = q.what == unit::gpus && r.chance(15);
+    q.where = static_cast<locality>(r.between(0, 2));
+    q.exclusive_domain = r.chance(3);
+    if (r.chance(5)) q = q.with_segment(std::max<std::uint32_t>(1, q.count / r.between(1, 4)), r.chance(50));
+    return q;
+}
+
+template <class Policy>
+void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations) {
+    CAPTURE(seed);
+    auto fast = std::move(*allocator<Policy>::create(topo, indexed));
+    auto slow = std::move(*allocator<Policy>::create(topo, naive));
+    rng r(seed);
+    std::vector<std::pair<allocation_id, allocation_id>> live;
+    std::size_t placed = 0;
+    for (std::size_t op = 0; op < operations; ++op) {
+        CAPTURE(op);
+        const std::uint32_t kind = r.between(1, 100);
+        if (kind <= 60) {
+            const request q = random_request(r, topo);
+            auto a = fast.try_allocate(q);
+            auto b = slow.try_allocate(q);
+            REQUIRE(a.has_value() == b.has_value());
+            if (a) {
+                ++placed;
+                REQUIRE(fast.find(*a)->pieces == slow.find(*b)->pieces);
+                live.emplace_back(*a, *b);
+            } else {
+                REQUIRE(a.error() == b.error());
+            }
+        } else if (kind <= 95) {
+            if (live.empty()) continue;
+            const std::size_t i = r.between(0, static_cast<std::uint32_t>(live.size() - 1));
+            REQUIRE(fast.release(live[i].first));
+            REQUIRE(slow.release(live[i].second));
+            live[i] = live.back();
+            live.pop_back();
+        } else {
+            const node_id n = r.between(0, topo.node_count() - 1);
+            const auto h = static_cast<node_health>(r.chance(60) ? 0 : r.between(1, 2));
+            REQUIRE(fast.set_health(n, h));
+            REQUIRE(slow.set_health(n, h));
+        }
+    }
+    CHECK(placed > operations / 5);
+}
+
+topology partial_racks_in_leaves() {
+    topology_builder b;
+    for (std::uint32_t rack = 1; rack <= 6; ++rack)
+        b.add_numbered_domain("rack" + std::to_string(rack), 18 - rack % 3, 4, "r" + std::to_string(rack) + "n", 1, 2);
+    b.add_level("leaf", {{"leaf1", {"rack1", "rack2", "rack3"}}, {"leaf2", {"rack4", "rack5", "rack6"}}});
+    return *b.build();
+}
+
+}  // namespace
+
+// 3 topologies x 40,000 operations: over 100,000 compared decisions.
+TEST_CASE("best-fit: indexed and naive decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, best_fit{.use_indexes = false}, 21, 40'000);
+    lockstep(partial_racks_in_leaves(), best_fit{}, best_fit{.use_indexes = false}, 22, 40'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, best_fit{.use_indexes = false}, 23, 40'000);
+}
