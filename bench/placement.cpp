@@ -133,6 +133,18 @@ void node_down_up(benchmark::State& st, std::uint32_t racks, Policy policy) {
     report_per_op(st, 1.0);
 }
 
+// Not a timing: the state's bytes per GPU and per live allocation.
+template <class Policy>
+void memory(benchmark::State& st, std::uint32_t racks, Policy policy) {
+    auto f = make_fixture<Policy>(racks, occupancy, policy);
+    for (auto _ : st) benchmark::DoNotOptimize(f.alloc.state().memory());
+    const auto m = f.alloc.state().memory();
+    st.counters["bytes_per_gpu"] = static_cast<double>(m.cluster_bytes) / static_cast<double>(f.alloc.topo().gpu_count());
+    st.counters["bytes_per_allocation"] =
+        static_cast<double>(m.allocation_bytes) / static_cast<double>(f.alloc.state().allocation_count());
+    st.counters["live_allocations"] = static_cast<double>(f.alloc.state().allocation_count());
+}
+
 template <class Policy>
 void register_policy(const std::string& name, Policy policy = Policy{}) {
     for (std::uint32_t racks : {125U, 500U, 2000U, 8000U}) {
@@ -142,6 +154,8 @@ void register_policy(const std::string& name, Policy policy = Policy{}) {
         benchmark::RegisterBenchmark(("multi_domain" + suffix).c_str(), multi_domain<Policy>, racks, policy);
         benchmark::RegisterBenchmark(("node_down_up" + suffix).c_str(), node_down_up<Policy>, racks, policy);
         if (racks == 2000U) benchmark::RegisterBenchmark(("alloc_latency" + suffix).c_str(), alloc_latency<Policy>, racks, policy);
+        if (racks == 2000U || racks == 125U)
+            benchmark::RegisterBenchmark(("memory" + suffix).c_str(), memory<Policy>, racks, policy)->Iterations(1);
     }
 }
 

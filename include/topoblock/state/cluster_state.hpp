@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -148,6 +149,26 @@ public:
         for (std::uint32_t s = 0; s < slots_.size(); ++s)
             if (slots_[s].live) f(id_of(s), slots_[s].record);
     }
+    // Heap and object bytes of the mutable state, split into what scales with
+    // the cluster and what scales with live allocations (slots and pieces).
+    // The topology's own description (names) is not counted. O(slots).
+    struct memory_use {
+        std::size_t cluster_bytes = 0;
+        std::size_t allocation_bytes = 0;
+    };
+    memory_use memory() const noexcept {
+        const auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
+        memory_use m;
+        m.cluster_bytes = sizeof(*this) + bytes(node_free_) + bytes(health_) + bytes(owner_) + bytes(domains_) +
+                          bytes(nodes_by_unheld_) + bytes(contributed_) + was_open_.capacity() / 8 +
+                          by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + idle_domains_.memory_bytes() +
+                          nodes_with_usable_.memory_bytes() + wholly_usable_nodes_.memory_bytes() + bytes(touched_);
+        for (const auto& level : group_free_) m.cluster_bytes += bytes(level);
+        m.allocation_bytes = bytes(slots_) + bytes(free_slots_);
+        for (const auto& s : slots_) m.allocation_bytes += bytes(s.record.pieces);
+        return m;
+    }
+
     // Domains the last mutation changed, each once.
     std::span<const domain_id> touched_domains() const noexcept { return touched_; }
 

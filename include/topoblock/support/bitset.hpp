@@ -160,6 +160,8 @@ public:
         return total;
     }
 
+    std::size_t memory_bytes() const noexcept { return (words_.capacity() + summary_.capacity()) * sizeof(std::uint64_t); }
+
     friend bool operator==(const indexed_bitset&, const indexed_bitset&) = default;
 
 private:

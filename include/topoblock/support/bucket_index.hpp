@@ -48,6 +48,11 @@ public:
         key_of_[item] = npos32;
     }
 
+    std::size_t memory_bytes() const noexcept {
+        return key_of_.capacity() * sizeof(std::uint32_t) + (words_.capacity() + summaries_.capacity()) * sizeof(std::uint64_t) +
+               counts_.capacity() * sizeof(std::uint32_t) + nonempty_.memory_bytes();
+    }
+
     // The non-empty key at or above `key`, or npos32.
     std::uint32_t next_key(std::uint32_t key) const noexcept {
         const std::size_t k = nonempty_.find_next(key);
