@@ -38,20 +38,25 @@ std::vector<request> single_domain_requests(std::size_t count) {
     return out;
 }
 
+// Places requests[i mod size] and releases it again, once per iteration.
 template <class Policy>
-void alloc_release(benchmark::State& st, std::uint32_t racks, Policy policy) {
-    auto f = make_fixture<Policy>(racks, occupancy, policy);
-    const auto requests = single_domain_requests(1024);
+void place_and_release(benchmark::State& st, allocator<Policy>& alloc, const std::vector<request>& requests) {
     std::size_t i = 0, placed = 0;
     for (auto _ : st) {
-        auto id = f.alloc.try_allocate(requests[i++ & 1023]);
+        auto id = alloc.try_allocate(requests[i++ % requests.size()]);
         if (id) {
             ++placed;
-            benchmark::DoNotOptimize(f.alloc.release(*id));
+            benchmark::DoNotOptimize(alloc.release(*id));
         }
     }
     st.counters["placed_share"] = static_cast<double>(placed) / static_cast<double>(i);
     report_per_op(st, 1.0);
+}
+
+template <class Policy>
+void alloc_release(benchmark::State& st, std::uint32_t racks, Policy policy) {
+    auto f = make_fixture<Policy>(racks, occupancy, policy);
+    place_and_release(st, f.alloc, single_domain_requests(1024));
 }
 
 template <class Policy>
@@ -107,17 +112,7 @@ void alloc_fail(benchmark::State& st, std::uint32_t racks, Policy policy) {
 template <class Policy>
 void multi_domain(benchmark::State& st, std::uint32_t racks, Policy policy) {
     auto f = make_fixture<Policy>(racks, occupancy, policy);
-    const std::uint32_t sizes[] = {144, 288, 576, 1152};
-    std::size_t i = 0, placed = 0;
-    for (auto _ : st) {
-        auto id = f.alloc.try_allocate(request::gpus(sizes[i++ & 3]));
-        if (id) {
-            ++placed;
-            benchmark::DoNotOptimize(f.alloc.release(*id));
-        }
-    }
-    st.counters["placed_share"] = static_cast<double>(placed) / static_cast<double>(i);
-    report_per_op(st, 1.0);
+    place_and_release(st, f.alloc, {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)});
 }
 
 template <class Policy>
