@@ -83,16 +83,26 @@ struct reference_model {
     bool wholly_usable(node_id n) const {
         return usable(n) && unheld_mask(n) == (owner[n].size() == 64 ? ~0ULL : ((1ULL << owner[n].size()) - 1));
     }
+    // usable_mask of each node of domain d, deciding once whether it is closed.
+    std::vector<std::uint64_t> usable_masks(domain_id d) const {
+        const auto& info = topo->domain(d);
+        const bool closed = domain_closed(d);
+        std::vector<std::uint64_t> masks;
+        for (node_id n = info.first_node; n < info.end_node(); ++n)
+            masks.push_back(!closed && node_health[n] == health::up ? unheld_mask(n) : 0);
+        return masks;
+    }
     std::uint64_t domain_free_gpus(domain_id d) const {
         std::uint64_t f = 0;
-        const auto& info = topo->domain(d);
-        for (node_id n = info.first_node; n < info.end_node(); ++n) f += static_cast<std::uint64_t>(std::popcount(usable_mask(n)));
+        for (auto mask : usable_masks(d)) f += static_cast<std::uint64_t>(std::popcount(mask));
         return f;
     }
     std::uint64_t domain_free_nodes(domain_id d) const {
         std::uint64_t f = 0;
         const auto& info = topo->domain(d);
-        for (node_id n = info.first_node; n < info.end_node(); ++n) f += wholly_usable(n) ? 1 : 0;
+        const auto masks = usable_masks(d);
+        for (std::size_t i = 0; i < masks.size(); ++i)
+            f += masks[i] == (info.gpus_per_node >= 64 ? ~0ULL : ((1ULL << info.gpus_per_node) - 1)) ? 1 : 0;
         return f;
     }
     std::uint64_t free_gpus() const {

@@ -7,6 +7,7 @@
 #include <topoblock/topoblock.hpp>
 
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 namespace topoblock::cli {
@@ -16,14 +17,16 @@ struct policy_settings {
     std::uint32_t block_gpus = 8;  // contiguous-block: sub-block size in GPUs
 };
 
-inline constexpr std::array<std::string_view, 2> policy_names{"first-fit", "best-fit"};
+inline constexpr std::array<std::string_view, 4> policy_names{"first-fit", "best-fit", "contiguous-block",
+                                                                  "buddy-split"};
 
 // Returns false when `name` is not a policy.
 template <class F>
 bool with_policy(std::string_view name, const policy_settings& settings, F&& f) {
-    (void)settings;
     if (name == "first-fit") return f(first_fit{}), true;
     if (name == "best-fit") return f(best_fit{}), true;
+    if (name == "contiguous-block") return f(contiguous_block{settings.block_gpus}), true;
+    if (name == "buddy-split") return f(buddy_split{}), true;
     return false;
 }
 

@@ -31,5 +31,7 @@ struct allocation_id;
 struct allocation_record;
 struct first_fit;
 struct best_fit;
+class contiguous_block;
+class buddy_split;
 
 }  // namespace topoblock

@@ -18,5 +18,7 @@
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/policy/first_fit.hpp>
 #include <topoblock/policy/best_fit.hpp>
+#include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/metrics/metrics.hpp>

@@ -9,8 +9,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -163,21 +165,322 @@ struct best_fit_rules {
     }
 };
 
+// ---- block policies --------------------------------------------------------
+// Written from the documented rules, sharing no code with the policies.
+
+struct domain_use {
+    domain_id domain;
+    std::vector<node_id> nodes;  // ascending
+    std::uint64_t gpus = 0;
+};
+
+std::vector<domain_use> uses_of(const reference_model& m, const pieces_t& got) {
+    std::vector<domain_use> uses;
+    for (const auto& [n, mask] : got) {
+        const domain_id d = m.topo->node(n).domain;
+        auto it = std::find_if(uses.begin(), uses.end(), [&](const domain_use& u) { return u.domain == d; });
+        if (it == uses.end()) {
+            uses.push_back({d, {}, 0});
+            it = uses.end() - 1;
+        }
+        it->nodes.push_back(n);
+        it->gpus += static_cast<std::uint64_t>(std::popcount(mask));
+    }
+    for (auto& u : uses) std::sort(u.nodes.begin(), u.nodes.end());
+    return uses;
+}
+
+bool wholly_free_domain(const reference_model& m, const request& q, domain_id d) {
+    const auto& info = m.topo->domain(d);
+    return info.node_count > 0 && m.domain_free_nodes(d) == info.node_count && units_allowed(m, q, d);
+}
+
+std::uint64_t capacity_units(const reference_model& m, const request& q, domain_id d) {
+    return q.what == unit::nodes ? m.topo->domain(d).node_count : m.topo->domain(d).gpu_count();
+}
+
+std::uint64_t wholly_free_capacity(const reference_model& m, const request& q) {
+    std::uint64_t total = 0;
+    for (domain_id d = 0; d < m.topo->domain_count(); ++d)
+        if (wholly_free_domain(m, q, d)) total += capacity_units(m, q, d);
+    return total;
+}
+
+// A multi-domain placement over whole domains: each was wholly free, and no
+// domain could be dropped. `whole_last`: the last domain is held whole too.
+std::string check_whole_domains(const reference_model& m, const request& q, const std::vector<domain_use>& uses,
+                                bool whole_last) {
+    std::uint64_t covered = 0, last = 0;
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+        const domain_id d = uses[i].domain;
+        if (!wholly_free_domain(m, q, d)) return "a multi-domain job took a domain that was not wholly free";
+        if ((whole_last || i + 1 < uses.size()) && uses[i].nodes.size() != m.topo->domain(d).node_count)
+            return "a multi-domain job did not hold a whole domain";
+        if (i > 0 && uses[i].domain < uses[i - 1].domain) return "multi-domain pieces are out of order";
+        covered += capacity_units(m, q, d);
+        last = capacity_units(m, q, d);
+    }
+    if (covered - last >= q.count) return "a multi-domain job took a domain it does not need";
+    return "";
+}
+
+std::string check_failure_common(const reference_model& m, const request& q, errc e) {
+    // Fragmented: the free GPUs would cover the job in another shape.
+    const std::uint32_t g = m.topo->uniform_gpus_per_node();
+    const bool enough = q.what == unit::gpus ? m.free_gpus() >= q.count
+                        : g != 0             ? m.free_gpus() >= std::uint64_t{q.count} * g
+                                             : m.free_nodes() >= q.count;
+    if ((e == errc::fragmented) != enough) return "fragmented must mean: enough free GPUs, no legal placement";
+    return "";
+}
+
+// Sub-blocks of B GPUs: the fewest whole nodes holding B, the remainder a
+// short last block.
+template <std::uint32_t B>
+struct contiguous_block_rules {
+    struct window {
+        std::uint32_t first_node = 0, nodes = 0;  // by index in the domain
+        std::uint64_t gpus = 0, run_gpus = 0;
+        bool found = false;
+    };
+    static std::uint32_t block_nodes(const domain_info& info) {
+        return B > info.gpus_per_node ? (B + info.gpus_per_node - 1) / info.gpus_per_node : 1;
+    }
+    // Blocks as (first node, node count), free or not.
+    static std::vector<std::pair<std::uint32_t, std::uint32_t>> blocks(const domain_info& info) {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+        const std::uint32_t k = block_nodes(info);
+        for (std::uint32_t i = 0; i < info.node_count; i += k) out.emplace_back(i, std::min(k, info.node_count - i));
+        return out;
+    }
+    static bool block_free(const reference_model& m, const domain_info& info, std::pair<std::uint32_t, std::uint32_t> b) {
+        for (std::uint32_t i = b.first; i < b.first + b.second; ++i)
+            if (!m.wholly_usable(info.first_node + i)) return false;
+        return true;
+    }
+    static std::uint64_t need(const request& q, std::uint64_t count, const domain_info& info) {
+        return q.what == unit::nodes ? count * info.gpus_per_node : count;
+    }
+    // Fewest GPUs, then the tightest free run, then the lowest start.
+    static window best_window(const reference_model& m, domain_id d, std::uint64_t need) {
+        const auto& info = m.topo->domain(d);
+        const auto bs = blocks(info);
+        window best;
+        for (std::size_t s = 0; s < bs.size(); ++s) {
+            if (!block_free(m, info, bs[s])) continue;
+            std::size_t a = s, e = s;
+            while (a > 0 && block_free(m, info, bs[a - 1])) --a;
+            while (e < bs.size() && block_free(m, info, bs[e])) ++e;
+            std::uint64_t run = 0;
+            for (std::size_t i = a; i < e; ++i) run += std::uint64_t{bs[i].second} * info.gpus_per_node;
+            std::uint64_t gpus = 0;
+            std::size_t j = s;
+            while (j < e && gpus < need) gpus += std::uint64_t{bs[j++].second} * info.gpus_per_node;
+            if (gpus < need) continue;
+            if (!best.found || gpus < best.gpus || (gpus == best.gpus && run < best.run_gpus)) {
+                std::uint32_t nodes = 0;
+                for (std::size_t i = s; i < j; ++i) nodes += bs[i].second;
+                best = {bs[s].first, nodes, gpus, run, true};
+            }
+        }
+        return best;
+    }
+    static std::size_t free_blocks(const reference_model& m, domain_id d) {
+        std::size_t n = 0;
+        for (const auto& b : blocks(m.topo->domain(d))) n += block_free(m, m.topo->domain(d), b) ? 1 : 0;
+        return n;
+    }
+    // The domain with the fewest free blocks that has a window; npos32.
+    static domain_id tightest(const reference_model& m, const request& q) {
+        domain_id best = npos32;
+        std::size_t best_free = 0;
+        for (domain_id d = 0; d < m.topo->domain_count(); ++d) {
+            if (!units_allowed(m, q, d) || !best_window(m, d, need(q, q.count, m.topo->domain(d))).found) continue;
+            if (best == npos32 || free_blocks(m, d) < best_free) {
+                best = d;
+                best_free = free_blocks(m, d);
+            }
+        }
+        return best;
+    }
+    // The nodes of one domain are whole blocks, and with `consecutive` one
+    // run of them.
+    static bool whole_blocks(const reference_model& m, const domain_use& u, bool consecutive) {
+        const auto& info = m.topo->domain(u.domain);
+        if (consecutive)
+            for (std::size_t i = 1; i < u.nodes.size(); ++i)
+                if (u.nodes[i] != u.nodes[i - 1] + 1) return false;
+        for (const auto& b : blocks(info)) {
+            std::size_t in = 0;
+            for (node_id n : u.nodes) in += n >= info.first_node + b.first && n < info.first_node + b.first + b.second ? 1 : 0;
+            if (in != 0 && in != b.second) return false;
+        }
+        return true;
+    }
+
+    static std::string check_success(const reference_model& m, const request& q, const pieces_t& got) {
+        for (const auto& [n, mask] : got)
+            if (!m.wholly_usable(n) || mask != m.usable_mask(n)) return "contiguous-block took part of a node, or a busy one";
+        const auto uses = uses_of(m, got);
+        for (const auto& u : uses)
+            if (!whole_blocks(m, u, !q.segmented())) return "contiguous-block holds something other than consecutive whole sub-blocks";
+        if (q.segmented()) {
+            if (uses.size() > q.part_count()) return "segments spread over more domains than segments";
+            if (q.spread_segments && uses.size() != q.part_count()) return "spread segments shared a domain";
+            return "";
+        }
+        const domain_id d = q.count <= largest_domain(*m.topo, q) ? tightest(m, q) : npos32;
+        if (d != npos32) {
+            if (uses.size() != 1 || uses[0].domain != d) return "contiguous-block did not choose the domain with the fewest free sub-blocks";
+            const window w = best_window(m, d, need(q, q.count, m.topo->domain(d)));
+            if (uses[0].nodes.front() != m.topo->domain(d).first_node + w.first_node || uses[0].nodes.size() != w.nodes)
+                return "contiguous-block did not take the best window of the domain";
+            return "";
+        }
+        if (q.count <= largest_domain(*m.topo, q) && q.where == locality::require) return "placed a job with no free run";
+        if (auto why = check_whole_domains(m, q, uses, false); !why.empty()) return why;
+        const auto& last = uses.back();
+        std::uint64_t before = 0;
+        for (std::size_t i = 0; i + 1 < uses.size(); ++i) before += capacity_units(m, q, uses[i].domain);
+        const window w = best_window(m, last.domain, need(q, q.count - before, m.topo->domain(last.domain)));
+        if (last.nodes.front() != m.topo->domain(last.domain).first_node + w.first_node || last.nodes.size() != w.nodes)
+            return "the last domain of a multi-domain job did not hold the best window";
+        return "";
+    }
+    static std::string check_failure(const reference_model& m, const request& q, errc e) {
+        if (auto why = check_failure_common(m, q, e); !why.empty()) return why;
+        if (q.segmented()) return "";
+        const bool fits = q.count <= largest_domain(*m.topo, q);
+        if (fits && tightest(m, q) != npos32) return "contiguous-block refused although a domain had a free run";
+        if ((!fits || q.where != locality::require) && wholly_free_capacity(m, q) >= q.count)
+            return "contiguous-block refused although enough domains were wholly free";
+        return "";
+    }
+};
+
+// Buddies: aligned power-of-two runs of a domain's GPUs, numbered node-major.
+struct buddy_split_rules {
+    struct chunk {
+        std::uint32_t offset = 0, size = 0;  // GPUs
+    };
+    static std::uint32_t need_gpus(const request& q, std::uint64_t count, const domain_info& info) {
+        std::uint64_t gpus = std::bit_ceil(count);
+        if (q.what == unit::nodes) gpus *= info.gpus_per_node;
+        else if (q.whole_nodes) gpus = std::max<std::uint64_t>(gpus, info.gpus_per_node);
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(gpus, 1U << 31));
+    }
+    // Free chunks whose parent is not free, by offset.
+    static std::vector<chunk> free_chunks(const reference_model& m, domain_id d) {
+        const auto& info = m.topo->domain(d);
+        const std::vector<std::uint64_t> usable = m.usable_masks(d);
+        const std::uint32_t g = info.gpus_per_node;
+        const auto chunk_free = [&](std::uint32_t offset, std::uint32_t size) {
+            for (std::uint32_t i = offset; i < offset + size; ++i)
+                if (((usable[i / g] >> (i % g)) & 1U) == 0) return false;
+            return true;
+        };
+        if (info.node_count == 0) return {};
+        std::vector<chunk> out;
+        const std::uint32_t total = info.gpu_count();
+        for (std::uint32_t root = 0; root < total;) {
+            const std::uint32_t root_size = std::bit_floor(total - root);
+            for (std::uint32_t o = root; o < root + root_size; ++o)
+                for (std::uint32_t size = root_size; size > 0; size /= 2) {
+                    if ((o - root) % size != 0) continue;
+                    const std::uint32_t parent = o - (o - root) % (size * 2);
+                    if (chunk_free(o, size) && (size == root_size || !chunk_free(parent, size * 2))) {
+                        out.push_back({o, size});
+                        break;
+                    }
+                }
+            root += root_size;
+        }
+        return out;
+    }
+    static bool fits_a_buddy(const reference_model& m, const request& q, std::uint64_t count) {
+        for (const auto& info : m.topo->domains())
+            if (info.node_count > 0 && need_gpus(q, count, info) <= std::bit_floor(info.gpu_count())) return true;
+        return false;
+    }
+    // The smallest sufficient free chunk over the allowed domains (lowest
+    // domain, then offset, on ties).
+    static std::pair<domain_id, chunk> best_chunk(const reference_model& m, const request& q) {
+        std::pair<domain_id, chunk> best{npos32, {}};
+        for (domain_id d = 0; d < m.topo->domain_count(); ++d) {
+            if (!units_allowed(m, q, d)) continue;
+            const std::uint32_t need = need_gpus(q, q.count, m.topo->domain(d));
+            for (const auto& c : free_chunks(m, d))
+                if (c.size >= need && (best.first == npos32 || c.size < best.second.size)) best = {d, c};
+        }
+        return best;
+    }
+
+    static std::string check_success(const reference_model& m, const request& q, const pieces_t& got) {
+        const auto uses = uses_of(m, got);
+        if (q.segmented()) {
+            if (uses.size() > q.part_count()) return "segments spread over more domains than segments";
+            if (q.spread_segments && uses.size() != q.part_count()) return "spread segments shared a domain";
+            return "";
+        }
+        if (fits_a_buddy(m, q, q.count)) {
+            const auto [d, c] = best_chunk(m, q);
+            if (d != npos32) {
+                const auto& info = m.topo->domain(d);
+                const std::uint32_t need = need_gpus(q, q.count, info), g = info.gpus_per_node;
+                pieces_t expected;
+                for (std::uint32_t i = c.offset; i < c.offset + need; ++i) {
+                    const node_id n = info.first_node + i / g;
+                    if (expected.empty() || expected.back().first != n) expected.emplace_back(n, 0);
+                    expected.back().second |= std::uint64_t{1} << (i % g);
+                }
+                return expected == got ? "" : "buddy-split did not split the smallest sufficient free buddy";
+            }
+            if (q.where == locality::require) return "buddy-split placed a job with no free buddy";
+        }
+        return check_whole_domains(m, q, uses, true);
+    }
+    static std::string check_failure(const reference_model& m, const request& q, errc e) {
+        if (auto why = check_failure_common(m, q, e); !why.empty()) return why;
+        if (q.segmented()) return "";
+        const bool fits = fits_a_buddy(m, q, q.count);
+        if (fits && best_chunk(m, q).first != npos32) return "buddy-split refused although a free buddy was large enough";
+        if ((!fits || q.where != locality::require) && wholly_free_capacity(m, q) >= q.count)
+            return "buddy-split refused although enough domains were wholly free";
+        return "";
+    }
+};
+
+// contiguous-block with 16-GPU (4-tray) sub-blocks: 18-tray racks keep a
+// 2-tray remainder.
+struct contiguous_block_16 : contiguous_block {
+    contiguous_block_16() : contiguous_block(16) {}
+};
+
 template <class Policy>
 struct rules_of;
 template <>
 struct rules_of<first_fit> : first_fit_rules {};
 template <>
 struct rules_of<best_fit> : best_fit_rules {};
+template <>
+struct rules_of<contiguous_block> : contiguous_block_rules<8> {};
+template <>
+struct rules_of<contiguous_block_16> : contiguous_block_rules<16> {};
+template <>
+struct rules_of<buddy_split> : buddy_split_rules {};
 
 // Compares the allocator's state with the model, node by node.
 template <class Alloc>
 std::string compare(const Alloc& a, const reference_model& m, std::size_t live) {
     if (auto why = a.state().verify(); !why.empty()) return why;
     if (a.state().allocation_count() != live) return "live allocation count differs from the model";
-    for (node_id n = 0; n < m.topo->node_count(); ++n) {
-        if (a.state().unheld_gpus(n) != m.unheld_mask(n)) return "node " + m.topo->node(n).name + " differs from the model";
-        if (a.state().usable_gpus(n) != m.usable_mask(n)) return "usable GPUs of " + m.topo->node(n).name + " differ";
+    for (domain_id d = 0; d < m.topo->domain_count(); ++d) {
+        const auto usable = m.usable_masks(d);
+        for (node_id n = m.topo->domain(d).first_node; n < m.topo->domain(d).end_node(); ++n) {
+            if (a.state().unheld_gpus(n) != m.unheld_mask(n)) return "node " + m.topo->node(n).name + " differs from the model";
+            if (a.state().usable_gpus(n) != usable[n - m.topo->domain(d).first_node])
+                return "usable GPUs of " + m.topo->node(n).name + " differ";
+        }
     }
     if (a.state().available().gpus != m.free_gpus()) return "available GPUs differ from the model";
     return "";
@@ -195,6 +498,10 @@ fingerprint fingerprint_of(const Alloc& a) {
     for (node_id n = 0; n < a.topo().node_count(); ++n) f.unheld.push_back(a.state().unheld_gpus(n));
     return f;
 }
+
+// Block policies hold more than a request asks for.
+template <class Policy>
+constexpr bool rounds_up = std::is_base_of_v<contiguous_block, Policy> || std::is_same_v<Policy, buddy_split>;
 
 template <class Policy>
 void run_differential(const topology& topo, std::uint64_t seed, std::size_t operations) {
@@ -224,10 +531,17 @@ void run_differential(const topology& topo, std::uint64_t seed, std::size_t oper
                 const std::string rule = rules_of<Policy>::check_success(m, q, got);
                 REQUIRE_MESSAGE(rule.empty(), rule);
                 CHECK(rec->held_gpus >= rec->requested_gpus);
-                if (q.what == unit::gpus && !q.whole_nodes) CHECK(rec->held_gpus == q.count);
+                if (q.what == unit::gpus) CHECK(rec->requested_gpus == q.count);
+                if (q.what == unit::gpus && !q.whole_nodes && !rounds_up<Policy>) CHECK(rec->held_gpus == q.count);
                 if (q.what == unit::nodes) {
-                    CHECK(got.size() == q.count);
-                    for (const auto& [n, mask] : got) CHECK(mask == full_gpu_mask(a.topo().node(n).gpus));
+                    // The nodes asked for come first; a block policy may add more.
+                    CHECK((rounds_up<Policy> ? got.size() >= q.count : got.size() == q.count));
+                    std::uint32_t asked = 0;
+                    for (std::size_t i = 0; i < got.size(); ++i) {
+                        CHECK(got[i].second == full_gpu_mask(a.topo().node(got[i].first).gpus));
+                        if (i < q.count) asked += a.topo().node(got[i].first).gpus;
+                    }
+                    CHECK(rec->requested_gpus == asked);
                 }
                 if (q.exclusive_domain)
                     for (const auto& [n, mask] : got) CHECK(m.domain_idle(a.topo().node(n).domain));
@@ -304,6 +618,10 @@ void run_differential(const topology& topo, std::uint64_t seed, std::size_t oper
         }
         const std::string diff = compare(a, m, live.size());
         REQUIRE_MESSAGE(diff.empty(), diff);
+        if constexpr (requires { a.policy().check(a.state()); }) {
+            const std::string invariant = a.policy().check(a.state());
+            REQUIRE_MESSAGE(invariant.empty(), invariant);
+        }
     }
     // The walk must exercise both outcomes, or it proves little.
     CHECK(placed > operations / 10);
@@ -312,18 +630,22 @@ void run_differential(const topology& topo, std::uint64_t seed, std::size_t oper
 
 }  // namespace
 
-// 4 topologies x 2 policies x 125,000 operations = 1,000,000 operations.
+// 4 topologies x 5 policies x 125,000 operations = 2,500,000 operations.
 constexpr std::size_t operations = 125'000;
 
-TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Policy, first_fit, best_fit) {
+TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Policy, first_fit, best_fit, contiguous_block,
+                   contiguous_block_16, buddy_split) {
     run_differential<Policy>(uniform_racks(), 1, operations);
 }
-TEST_CASE_TEMPLATE("differential: partial racks (16, 18 and 17 trays)", Policy, first_fit, best_fit) {
+TEST_CASE_TEMPLATE("differential: partial racks (16, 18 and 17 trays)", Policy, first_fit, best_fit, contiguous_block,
+                   contiguous_block_16, buddy_split) {
     run_differential<Policy>(partial_racks(), 2, operations);
 }
-TEST_CASE_TEMPLATE("differential: HGX-8 servers, one domain each", Policy, first_fit, best_fit) {
+TEST_CASE_TEMPLATE("differential: HGX-8 servers, one domain each", Policy, first_fit, best_fit, contiguous_block,
+                   contiguous_block_16, buddy_split) {
     run_differential<Policy>(hgx_servers(), 3, operations);
 }
-TEST_CASE_TEMPLATE("differential: mixed NVL72 racks and HGX-8 servers", Policy, first_fit, best_fit) {
+TEST_CASE_TEMPLATE("differential: mixed NVL72 racks and HGX-8 servers", Policy, first_fit, best_fit, contiguous_block,
+                   contiguous_block_16, buddy_split) {
     run_differential<Policy>(mixed_cluster(), 4, operations);
 }

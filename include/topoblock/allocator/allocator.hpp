@@ -13,6 +13,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -37,6 +38,21 @@ private:
 
 namespace detail {
 [[noreturn]] inline void throw_allocation_error(errc code) { throw allocation_error(code); }
+
+// The GPUs a request asked for, given where it landed: its count for a GPU
+// request; for a node request the GPUs of the first `count` nodes placed, so
+// that a policy rounding a node request up (to a sub-block, to a power of
+// two) leaves the extra nodes counted as internal fragmentation. Policies
+// list one piece per node for node requests.
+inline std::uint32_t requested_gpus_of(const topology& topo, const request& req, std::span<const piece> where) {
+    if (req.what == unit::gpus) return req.count;
+    std::uint32_t gpus = 0, held = 0;
+    for (std::size_t i = 0; i < where.size(); ++i) {
+        held += static_cast<std::uint32_t>(std::popcount(where[i].gpus));
+        if (i < req.count && where[i].node < topo.node_count()) gpus += topo.node(where[i].node).gpus;
+    }
+    return gpus < held ? gpus : held;  // hold() may name part of a node
+}
 }  // namespace detail
 
 // Ties a cluster state to a placement policy. Every call either does all of
@@ -66,7 +82,7 @@ public:
     expected<allocation_id, errc> try_allocate(const request& req) {
         if (const errc e = plan(req, scratch_); e != errc::ok) return unexpected(e);
         typename state_type::commit_options options;
-        options.requested_gpus = req.what == unit::gpus ? req.count : 0;
+        options.requested_gpus = detail::requested_gpus_of(state_.topo(), req, scratch_.pieces());
         auto id = state_.commit(req, scratch_.pieces(), options);
         if (id) notify_policy();
         return id;
@@ -93,7 +109,7 @@ public:
         if (asked.count == 0) asked = request::gpus(gpus);
         typename state_type::commit_options options;
         options.allow_draining = true;
-        options.requested_gpus = asked.what == unit::gpus ? asked.count : 0;
+        options.requested_gpus = detail::requested_gpus_of(state_.topo(), asked, pieces);
         auto id = state_.commit(asked, pieces, options);
         if (id) notify_policy();
         return id;

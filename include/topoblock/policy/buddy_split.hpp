@@ -1,0 +1,371 @@
+#pragma once
+
+#include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/detail/domain_pick.hpp>
+#include <topoblock/policy/detail/request_units.hpp>
+#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+namespace detail {
+
+// A buddy: the GPUs [offset, offset + 2^level) of one domain, its GPUs
+// numbered node-major (GPU j of node i is i * gpus_per_node + j), so that a
+// buddy of a node's size or more is a run of whole nodes.
+struct buddy {
+    std::uint32_t offset = 0;
+    std::uint32_t level = 0;
+    friend constexpr bool operator==(const buddy&, const buddy&) = default;
+};
+
+inline constexpr std::uint32_t no_level = 64;
+
+// The buddy level a request of `count` units needs on nodes of `g` GPUs:
+// GPUs round up to a power of two (1, 2, 4 inside a 4-GPU node; 8 = two
+// nodes), nodes to a power of two of nodes, and a whole-node GPU request to
+// at least one node. no_level when g is not a power of two.
+inline std::uint32_t buddy_level(const request& req, std::uint64_t count, std::uint32_t g) noexcept {
+    if (!std::has_single_bit(g) || count == 0) return no_level;
+    std::uint64_t gpus = std::bit_ceil(count);
+    if (req.what == unit::nodes) gpus *= g;
+    else if (req.whole_nodes && gpus < g) gpus = g;
+    return static_cast<std::uint32_t>(std::countr_zero(gpus));
+}
+
+// The level of a domain's largest buddy (its first root), or no_level when
+// it has none (no nodes, or nodes whose GPU count is not a power of two).
+inline std::uint32_t root_level(const domain_info& info) noexcept {
+    if (info.node_count == 0 || !std::has_single_bit(info.gpus_per_node)) return no_level;
+    return static_cast<std::uint32_t>(std::bit_width(info.gpu_count()) - 1);
+}
+
+// 0: no GPU of the buddy is open; 1: some; 2: all.
+template <class Scratch>
+int buddy_openness(const Scratch& s, std::uint32_t offset, std::uint32_t level) noexcept {
+    const std::uint32_t size = std::uint32_t{1} << level;
+    const std::uint32_t g = s.gpus_per_node;
+    if (size >= g) {
+        bool any = false, all = true;
+        for (std::uint32_t i = offset / g; i < (offset + size) / g; ++i) {
+            any = any || s.open[i] != 0;
+            all = all && s.wholly_open(i);
+        }
+        return all ? 2 : (any ? 1 : 0);
+    }
+    const gpu_mask m = full_gpu_mask(size) << (offset % g);
+    const gpu_mask open = s.open[offset / g] & m;
+    return open == m ? 2 : (open != 0 ? 1 : 0);
+}
+
+template <class Scratch, class F>
+void visit_buddies(const Scratch& s, std::uint32_t offset, std::uint32_t level, F& f) {
+    const int open = buddy_openness(s, offset, level);
+    if (open == 2) {
+        f(buddy{offset, level});
+    } else if (open == 1 && level > 0) {
+        visit_buddies(s, offset, level - 1, f);
+        visit_buddies(s, offset + (std::uint32_t{1} << (level - 1)), level - 1, f);
+    }
+}
+
+// Calls f(buddy) for each free buddy whose parent is not free (the buddy
+// allocator's free lists), by offset. A domain's GPUs form a forest of
+// maximal aligned power-of-two roots (72 = 64 + 8: 16 trays + 2 trays).
+// Derived from the open GPUs, so free buddies are always coalesced.
+template <class Scratch, class F>
+void for_each_free_buddy(const Scratch& s, F&& f) {
+    if (s.node_count == 0 || !std::has_single_bit(s.gpus_per_node)) return;
+    const std::uint32_t total = s.node_count * s.gpus_per_node;
+    for (std::uint32_t offset = 0; offset < total;) {
+        const std::uint32_t size = std::bit_floor(total - offset);
+        visit_buddies(s, offset, static_cast<std::uint32_t>(std::countr_zero(size)), f);
+        offset += size;
+    }
+}
+
+// The free buddies' levels as a mask (bit L: some free buddy of 2^L GPUs).
+template <class Scratch>
+std::uint64_t free_buddy_levels(const Scratch& s) {
+    std::uint64_t levels = 0;
+    for_each_free_buddy(s, [&](buddy b) { levels |= std::uint64_t{1} << b.level; });
+    return levels;
+}
+
+// The smallest level >= `need` in `levels`, or no_level.
+inline std::uint32_t smallest_level_at_least(std::uint64_t levels, std::uint32_t need) noexcept {
+    if (need >= 64) return no_level;
+    const std::uint64_t fit = levels & (~std::uint64_t{0} << need);
+    return fit == 0 ? no_level : static_cast<std::uint32_t>(std::countr_zero(fit));
+}
+
+// Takes the lowest 2^need GPUs of the smallest free buddy that holds them
+// (lowest offset on ties): the buddy allocator's split. Returns false when no
+// free buddy is large enough.
+template <class Scratch>
+bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
+    buddy best{0, no_level};
+    for_each_free_buddy(s, [&](buddy b) {
+        if (b.level >= need && b.level < best.level) best = b;
+    });
+    if (best.level == no_level) return false;
+    const std::uint32_t size = std::uint32_t{1} << need;
+    const std::uint32_t g = s.gpus_per_node;
+    if (size >= g) {
+        for (std::uint32_t i = best.offset / g; i < (best.offset + size) / g; ++i) out.add(s.first_node + i, s.open[i]);
+    } else {
+        out.add(s.first_node + best.offset / g, full_gpu_mask(size) << (best.offset % g));
+    }
+    return true;
+}
+
+}  // namespace detail
+
+// A buddy allocator per NVLink domain.
+// - Buddies: a domain's GPUs, numbered node-major, split into aligned
+//   power-of-two chunks: 1, 2, 4 GPUs inside a 4-GPU node, then 2, 4, 8, 16
+//   whole nodes. A domain whose size is not a power of two is a forest of
+//   maximal aligned roots: an 18-tray NVL72 rack is 16 trays + 2 trays.
+// - Rounding: a GPU request takes 2^k GPUs (3 -> 4, 5 -> 8 = two trays), a
+//   node request 2^k nodes, a whole-node GPU request at least one node; the
+//   GPUs beyond the request count as internal fragmentation.
+// - A job goes to the domain whose smallest sufficient free buddy is
+//   smallest (lowest domain index on ties) and takes the lowest part of that
+//   buddy (the split); inside the domain, the smallest sufficient free buddy
+//   with the lowest offset.
+// - The free buddies are derived from occupancy (a buddy is free when every
+//   GPU of it is usable: unheld, on an up node, in an open domain) and listed
+//   only when their parent is not free, so released buddies coalesce by
+//   construction. hold() usage need not be aligned: it makes every buddy it
+//   touches busy. Down and draining nodes do the same until they come back
+//   up. check() recomputes the structure and reports disagreements.
+// - A job that fits no domain's largest buddy (65-72 GPUs on an NVL72 rack,
+//   whose largest buddy is 64) or is larger than a domain takes whole
+//   wholly free domains (detail::pick_whole_domains: the smallest aligned
+//   window of 2^k domains that holds it, one group preferred) and holds
+//   every GPU of them.
+// - locality::prefer / any: when no domain has a free buddy for the job, it
+//   is placed as whole domains as above.
+// - Segments: each segment is a buddy in one domain, chosen in turn as above
+//   counting what earlier segments took (a segment no buddy can hold takes
+//   one whole free domain).
+// - exclusive_domain: only idle domains; the job holds its buddy and closes
+//   the rest of the domain.
+// - Nodes whose GPU count is not a power of two hold no buddy and are never
+//   chosen (every NVIDIA system has 4 or 8 GPUs per node).
+// Cost: a scan of at most log2(domain GPUs) level sets, then O(buddies of
+// the chosen domain); O(domains) for segments, exclusive and multi-domain
+// jobs. Keeping the summaries: O(buddies of the domain) per change.
+class buddy_split {
+public:
+    std::string_view name() const noexcept { return "buddy-split"; }
+
+    template <class State>
+    void attach(const State& state) {
+        const topology& topo = state.topo();
+        levels_.assign(topo.domain_count(), 0);
+        at_level_.assign(static_cast<std::size_t>(std::bit_width(topo.max_domain_gpus())) + 1,
+                         indexed_bitset(topo.domain_count()));
+        kinds_.clear();
+        for (const auto& info : topo.domains()) {
+            const std::uint32_t root = detail::root_level(info);
+            if (root == detail::no_level) continue;
+            auto it = std::find_if(kinds_.begin(), kinds_.end(), [&](const auto& k) { return k.first == info.gpus_per_node; });
+            if (it == kinds_.end()) kinds_.emplace_back(info.gpus_per_node, root);
+            else it->second = std::max(it->second, root);
+        }
+        for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
+    }
+
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        const std::uint64_t now = detail::free_buddy_levels(detail::load_domain(state, placement{}, d));
+        for (std::uint64_t changed = now ^ levels_[d]; changed != 0; changed &= changed - 1) {
+            const auto level = static_cast<std::size_t>(std::countr_zero(changed));
+            at_level_[level].assign(d, (now >> level) & 1U);
+        }
+        levels_[d] = now;
+    }
+
+    template <class State>
+    errc place(const State& state, const request& req, placement& out) const {
+        const detail::request_units<State> units{state, req};
+        if (req.segmented()) return place_segments(state, units, out);
+        if (fits_a_buddy(req, req.count)) {
+            const domain_id d = smallest_buddy_domain(state, units);
+            if (d != npos32) {
+                detail::take_buddy(detail::load_domain(state, out, d), need(state, req, req.count, d), out);
+                return errc::ok;
+            }
+            if (req.where == locality::require) return units.shortfall(req.count);
+        }
+        std::vector<domain_id> chosen;
+        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        for (domain_id d : chosen) detail::take_whole_domain(state, d, out);
+        return errc::ok;
+    }
+
+    // Recomputes the free buddies of every domain by brute force (every
+    // aligned chunk tested GPU by GPU) and compares them with the derived
+    // free lists and the kept level sets: they must list the same buddies,
+    // cover exactly the usable GPUs, and never list two buddies of one
+    // parent (uncoalesced). Returns an empty string, or what is wrong.
+    // O(cluster GPUs x log): for tests and debugging.
+    template <class State>
+    std::string check(const State& state) const {
+        const topology& topo = state.topo();
+        if (levels_.size() != topo.domain_count()) return "buddy-split: not attached to this state";
+        for (domain_id d = 0; d < topo.domain_count(); ++d) {
+            const domain_info& info = topo.domain(d);
+            const std::string where = " in domain '" + info.name + "'";
+            std::vector<detail::buddy> derived;
+            detail::for_each_free_buddy(detail::load_domain(state, placement{}, d), [&](detail::buddy b) { derived.push_back(b); });
+            std::uint64_t levels = 0;
+            for (const auto& b : derived) levels |= std::uint64_t{1} << b.level;
+            if (levels != levels_[d]) return "buddy-split: stale free-level summary" + where;
+            for (std::size_t l = 0; l < at_level_.size(); ++l)
+                if (at_level_[l].test(d) != (((levels >> l) & 1U) != 0)) return "buddy-split: level index is wrong" + where;
+            if (detail::root_level(info) == detail::no_level) {
+                if (!derived.empty()) return "buddy-split: buddies in a domain that cannot hold any" + where;
+                continue;
+            }
+            const std::uint32_t g = info.gpus_per_node;
+            const auto usable = [&](std::uint32_t gpu) {
+                return ((state.usable_gpus(info.first_node + gpu / g) >> (gpu % g)) & 1U) != 0;
+            };
+            std::vector<std::uint32_t> usable_before(info.gpu_count() + 1, 0);  // prefix counts
+            for (std::uint32_t gpu = 0; gpu < info.gpu_count(); ++gpu)
+                usable_before[gpu + 1] = usable_before[gpu] + (usable(gpu) ? 1U : 0U);
+            const auto free = [&](std::uint32_t offset, std::uint32_t size) {
+                return usable_before[offset + size] - usable_before[offset] == size;
+            };
+            std::vector<detail::buddy> brute;
+            std::vector<bool> covered(info.gpu_count(), false);
+            const std::uint32_t total = info.gpu_count();
+            for (std::uint32_t root = 0; root < total;) {
+                const std::uint32_t root_size = std::bit_floor(total - root);
+                for (std::uint32_t size = root_size; size > 0; size /= 2)
+                    for (std::uint32_t o = root; o < root + root_size; o += size) {
+                        const std::uint32_t parent = o - (o - root) % (size * 2);
+                        if (free(o, size) && (size == root_size || !free(parent, size * 2)))
+                            brute.push_back({o, static_cast<std::uint32_t>(std::countr_zero(size))});
+                    }
+                root += root_size;
+            }
+            std::sort(brute.begin(), brute.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+            if (brute != derived) return "buddy-split: free buddies disagree with occupancy" + where;
+            for (std::size_t i = 0; i < derived.size(); ++i) {
+                const std::uint32_t size = std::uint32_t{1} << derived[i].level;
+                for (std::uint32_t gpu = derived[i].offset; gpu < derived[i].offset + size; ++gpu) {
+                    if (covered[gpu]) return "buddy-split: free buddies overlap" + where;
+                    covered[gpu] = true;
+                }
+                if (i + 1 < derived.size() && derived[i + 1].level == derived[i].level &&
+                    derived[i + 1].offset == derived[i].offset + size && derived[i].offset % (size * 2) == 0 &&
+                    derived[i].level < detail::root_level(info))
+                    return "buddy-split: two free buddies left unmerged" + where;
+            }
+            for (std::uint32_t gpu = 0; gpu < total; ++gpu)
+                if (covered[gpu] != usable(gpu)) return "buddy-split: free buddies do not cover the usable GPUs" + where;
+        }
+        return {};
+    }
+
+private:
+    template <class State>
+    static std::uint32_t need(const State& state, const request& req, std::uint64_t count, domain_id d) noexcept {
+        return detail::buddy_level(req, count, state.topo().domain(d).gpus_per_node);
+    }
+
+    // Some domain of the topology has a buddy large enough.
+    bool fits_a_buddy(const request& req, std::uint64_t count) const noexcept {
+        for (const auto& [g, root] : kinds_)
+            if (detail::buddy_level(req, count, g) <= root) return true;
+        return false;
+    }
+
+    // The allowed domain whose smallest sufficient free buddy is smallest,
+    // lowest index on ties; npos32 when none.
+    template <class State>
+    domain_id smallest_buddy_domain(const State& state, const detail::request_units<State>& units) const {
+        const request& req = units.req;
+        if (req.exclusive_domain) {
+            domain_id best = npos32;
+            std::uint32_t best_level = detail::no_level;
+            const auto& idle = state.idle_domains();
+            for (std::size_t i = idle.find_first(); i < idle.size(); i = idle.find_next(i + 1)) {
+                const auto d = static_cast<domain_id>(i);
+                const std::uint32_t l = detail::smallest_level_at_least(levels_[d], need(state, req, req.count, d));
+                if (l < best_level) {
+                    best = d;
+                    best_level = l;
+                }
+            }
+            return best;
+        }
+        std::uint32_t lowest = detail::no_level;
+        for (const auto& [g, root] : kinds_) lowest = std::min(lowest, detail::buddy_level(req, req.count, g));
+        for (std::size_t l = lowest; l < at_level_.size(); ++l) {
+            const auto& set = at_level_[l];
+            for (std::size_t i = set.find_first(); i < set.size(); i = set.find_next(i + 1)) {
+                const auto d = static_cast<domain_id>(i);
+                if (need(state, req, req.count, d) <= l && units.allowed(d)) return d;
+            }
+        }
+        return npos32;
+    }
+
+    // Each segment in turn as a buddy of the domain whose smallest
+    // sufficient free buddy, after the earlier segments, is smallest.
+    template <class State>
+    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
+        const request& req = units.req;
+        const std::uint64_t part = req.part_size();
+        const bool as_buddy = fits_a_buddy(req, part);
+        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
+            domain_id best = npos32;
+            std::uint64_t best_size = ~std::uint64_t{0};
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
+                if (!units.allowed(d)) continue;
+                const domain_info& info = state.topo().domain(d);
+                const bool touched = detail::touches_domain(out, info);
+                if (req.spread_segments && touched) continue;
+                std::uint64_t size = ~std::uint64_t{0};
+                if (as_buddy) {
+                    const std::uint32_t l = detail::smallest_level_at_least(
+                        detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
+                    if (l != detail::no_level) size = std::uint64_t{1} << l;
+                } else if (!touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part) {
+                    size = units.capacity_of(d);
+                }
+                if (size < best_size) {
+                    best = d;
+                    best_size = size;
+                }
+            }
+            if (best == npos32) return units.shortfall(req.count);
+            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, best), need(state, req, part, best), out);
+            else detail::take_whole_domain(state, best, out);
+        }
+        return errc::ok;
+    }
+
+    std::vector<std::uint64_t> levels_;         // per domain: bit L = a free buddy of 2^L GPUs
+    std::vector<indexed_bitset> at_level_;      // per level: the domains with a free buddy of it
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> kinds_;  // GPUs per node, largest root level
+};
+
+}  // namespace topoblock

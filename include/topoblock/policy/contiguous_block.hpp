@@ -1,0 +1,296 @@
+#pragma once
+
+#include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/detail/request_units.hpp>
+#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/support/bucket_index.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace topoblock {
+
+namespace detail {
+
+// Where the sub-blocks of one domain lie: block b covers the nodes
+// [b * nodes_per_block, ...) by index inside the domain; the last block is
+// short (the remainder) when the node count is not a multiple of the block.
+struct block_layout {
+    std::uint32_t nodes_per_block = 1;
+    std::uint32_t full_blocks = 0;
+    std::uint32_t tail_nodes = 0;
+    std::uint32_t gpus_per_node = 0;
+
+    // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
+    // them (at least one node).
+    static block_layout of(const domain_info& info, std::uint32_t block_gpus) noexcept {
+        block_layout l;
+        l.gpus_per_node = info.gpus_per_node;
+        if (info.gpus_per_node != 0 && block_gpus > info.gpus_per_node)
+            l.nodes_per_block = (block_gpus + info.gpus_per_node - 1) / info.gpus_per_node;
+        l.full_blocks = info.node_count / l.nodes_per_block;
+        l.tail_nodes = info.node_count % l.nodes_per_block;
+        return l;
+    }
+    std::uint32_t count() const noexcept { return full_blocks + (tail_nodes != 0 ? 1U : 0U); }
+    std::uint32_t first_node(std::uint32_t b) const noexcept { return b * nodes_per_block; }
+    std::uint32_t nodes_of(std::uint32_t b) const noexcept { return b < full_blocks ? nodes_per_block : tail_nodes; }
+    std::uint32_t gpus_of(std::uint32_t b) const noexcept { return nodes_of(b) * gpus_per_node; }
+};
+
+// A run of consecutive sub-blocks inside one domain.
+struct block_window {
+    std::uint32_t first = 0;
+    std::uint32_t blocks = 0;  // 0: none
+    std::uint32_t gpus = 0;
+    std::uint32_t run_gpus = 0;  // the free run it lies in
+};
+
+// What the policy keeps per domain: free sub-blocks and the GPUs of the
+// longest run of consecutive free ones.
+struct block_summary {
+    std::uint32_t free_blocks = 0;
+    std::uint32_t longest_run_gpus = 0;
+};
+
+// The free sub-blocks of domain `d`: every node up, wholly free, in an open
+// domain and not taken by `taken` (earlier segments of the same job).
+template <class State>
+auto free_blocks_of(const State& state, domain_id d, const block_layout& l, const placement& taken) {
+    fixed_bitset<State::capacity_type::max_nodes_per_domain> free;
+    if (!state.domain_open(d)) return free;
+    const domain_info& info = state.topo().domain(d);
+    const auto& nodes = state.free_nodes_in(d);
+    for (std::uint32_t b = 0; b < l.count(); ++b) {
+        bool all = true;
+        for (std::uint32_t i = l.first_node(b); all && i < l.first_node(b) + l.nodes_of(b); ++i)
+            all = nodes.test(i) && (taken.empty() || taken.taken_on(info.first_node + i) == 0);
+        if (all) free.set(b);
+    }
+    return free;
+}
+
+template <class Blocks>
+block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexcept {
+    block_summary s;
+    std::uint32_t run = 0;
+    for (std::uint32_t b = 0; b < l.count(); ++b) {
+        if (!free.test(b)) {
+            run = 0;
+            continue;
+        }
+        ++s.free_blocks;
+        run += l.gpus_of(b);
+        if (run > s.longest_run_gpus) s.longest_run_gpus = run;
+    }
+    return s;
+}
+
+// The run of free sub-blocks that holds `need` GPUs with the fewest GPUs (so
+// a short remainder block beats a full one), then inside the tightest free
+// run, then the lowest start. O(blocks x blocks in the window).
+template <class Blocks>
+block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
+    block_window best;
+    for (std::uint32_t a = 0; a < l.count();) {
+        if (!free.test(a)) {
+            ++a;
+            continue;
+        }
+        std::uint32_t e = a, run_gpus = 0;
+        for (; e < l.count() && free.test(e); ++e) run_gpus += l.gpus_of(e);
+        for (std::uint32_t s = a; run_gpus >= need && s < e; ++s) {
+            std::uint32_t j = s, gpus = 0;
+            while (j < e && gpus < need) gpus += l.gpus_of(j++);
+            if (gpus < need) break;  // later starts hold less
+            if (best.blocks == 0 || gpus < best.gpus || (gpus == best.gpus && run_gpus < best.run_gpus))
+                best = {s, j - s, gpus, run_gpus};
+        }
+        a = e;
+    }
+    return best;
+}
+
+// Adds the window's nodes, whole, to the placement.
+template <class State>
+void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
+    const node_id first = state.topo().domain(d).first_node;
+    const std::uint32_t begin = l.first_node(w.first);
+    const std::uint32_t end = l.first_node(w.first + w.blocks - 1) + l.nodes_of(w.first + w.blocks - 1);
+    for (std::uint32_t i = begin; i < end; ++i) out.add(first + i, state.usable_gpus(first + i));
+}
+
+}  // namespace detail
+
+// The NVL72 sub-block scheme (Slurm topology/block with base blocks cut into
+// sub-blocks): each domain is cut into aligned sub-blocks of `block_gpus`
+// GPUs (whole nodes: 8 GPUs = 2 trays, 16 = 4 trays on NVL72), and a job
+// holds whole sub-blocks only.
+// - Rounding: a request takes the fewest consecutive free sub-blocks that
+//   hold it; the GPUs beyond the request are held idle and counted as
+//   internal fragmentation (a 4-GPU job on 8-GPU sub-blocks holds 8). A node
+//   request counts its nodes' GPUs.
+// - Remainder: when a domain's node count is not a multiple of the block
+//   (18 trays, 4-tray blocks: 4 blocks + 2 trays), the remainder is a short
+//   last sub-block: it holds a job that fits in it, or ends a run that
+//   reaches it. A job takes the window holding the fewest GPUs, so small
+//   jobs fill the remainder first.
+// - A job that fits in one domain goes to the domain with the fewest free
+//   sub-blocks that has a long enough free run (lowest index on ties);
+//   inside it, the window holding the fewest GPUs, then the one in the
+//   tightest free run, then the lowest.
+// - A larger job takes wholly free domains (detail::pick_whole_domains: the
+//   smallest aligned window of 2^k domains, one group preferred); all but
+//   the last are held whole, the last holds the best window for the rest.
+// - locality::prefer / any: when no domain has a free run, the job is placed
+//   as a multi-domain job over wholly free domains (in a mixed cluster a job
+//   may outgrow every free domain); a block job never scatters over the
+//   partly used free runs of several domains.
+// - Segments: each segment, rounded up on its own, is a run in one domain
+//   chosen as above, counting what earlier segments took.
+// - exclusive_domain: only idle domains; the job holds its sub-blocks and
+//   closes the rest of the domain.
+// Cost: a bucket lookup by free sub-blocks plus O(blocks^2) in the chosen
+// domain; O(domains) for segments and multi-domain jobs.
+class contiguous_block {
+public:
+    explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
+
+    std::string_view name() const noexcept { return "contiguous-block"; }
+    std::uint32_t block_gpus() const noexcept { return block_gpus_; }
+    detail::block_layout layout(const domain_info& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
+
+    template <class State>
+    void attach(const State& state) {
+        const topology& topo = state.topo();
+        summaries_.assign(topo.domain_count(), {});
+        by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
+        uniform_block_gpus_ = 0;
+        if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
+            uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
+        for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
+    }
+
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        const detail::block_layout l = layout(state.topo().domain(d));
+        summaries_[d] = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
+        if (summaries_[d].free_blocks == 0) by_free_blocks_.remove(d);
+        else by_free_blocks_.assign(d, summaries_[d].free_blocks);
+    }
+
+    template <class State>
+    errc place(const State& state, const request& req, placement& out) const {
+        const detail::request_units<State> units{state, req};
+        if (req.segmented()) return place_segments(state, units, out);
+        if (req.count <= units.largest_domain()) {
+            const domain_id d = tightest_domain(state, units);
+            if (d != npos32) {
+                take_best_window(state, d, need_gpus(state, req, req.count, d), placement{}, out);
+                return errc::ok;
+            }
+            if (req.where == locality::require) return units.shortfall(req.count);
+        }
+        std::vector<domain_id> chosen;
+        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        std::uint64_t covered = 0;
+        for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
+            detail::take_whole_domain(state, chosen[i], out);
+            covered += units.capacity_of(chosen[i]);
+        }
+        take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), placement{}, out);
+        return errc::ok;
+    }
+
+    // Compares the kept summaries with a recount from the state: an empty
+    // string, or what disagrees. O(cluster): for tests and debugging.
+    template <class State>
+    std::string check(const State& state) const {
+        if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
+        for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
+            const detail::block_layout l = layout(state.topo().domain(d));
+            const auto s = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
+            const std::string where = " of domain '" + state.topo().domain(d).name + "'";
+            if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
+                return "contiguous-block: stale summary" + where;
+            if (by_free_blocks_.key_of(d) != (s.free_blocks == 0 ? npos32 : s.free_blocks))
+                return "contiguous-block: free-block bucket is wrong" + where;
+        }
+        return {};
+    }
+
+private:
+    // GPUs `units` of the request need in domain `d`.
+    template <class State>
+    static std::uint64_t need_gpus(const State& state, const request& req, std::uint64_t units, domain_id d) noexcept {
+        return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
+    }
+
+    template <class State>
+    void take_best_window(const State& state, domain_id d, std::uint64_t need, const placement& taken,
+                          placement& out) const {
+        const detail::block_layout l = layout(state.topo().domain(d));
+        const auto w = detail::best_window(l, detail::free_blocks_of(state, d, l, taken), need);
+        detail::take_window(state, d, l, w, out);
+    }
+
+    // The allowed domain with the fewest free sub-blocks whose longest free
+    // run holds the job, lowest index on ties; npos32 when none.
+    template <class State>
+    domain_id tightest_domain(const State& state, const detail::request_units<State>& units) const {
+        const request& req = units.req;
+        // No domain with fewer free blocks than this can hold the job.
+        std::uint32_t least = 1;
+        if (uniform_block_gpus_ != 0) {
+            const std::uint64_t need = need_gpus(state, req, req.count, 0);
+            least = static_cast<std::uint32_t>((need + uniform_block_gpus_ - 1) / uniform_block_gpus_);
+        }
+        if (least > by_free_blocks_.max_key()) return npos32;
+        for (std::uint32_t k = by_free_blocks_.next_key(least); k != npos32; k = by_free_blocks_.next_key(k + 1)) {
+            for (domain_id d = by_free_blocks_.first_in(k, 0); d != npos32; d = by_free_blocks_.first_in(k, d + 1))
+                if (summaries_[d].longest_run_gpus >= need_gpus(state, req, req.count, d) && units.allowed(d)) return d;
+        }
+        return npos32;
+    }
+
+    // Each segment in turn into the allowed domain with the fewest free
+    // sub-blocks left that has a run for it.
+    template <class State>
+    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
+        const request& req = units.req;
+        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
+            domain_id best = npos32;
+            std::uint32_t best_free = npos32;
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
+                if (!units.allowed(d)) continue;
+                const domain_info& info = state.topo().domain(d);
+                if (req.spread_segments && detail::touches_domain(out, info)) continue;
+                const detail::block_layout l = layout(info);
+                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, out));
+                if (sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) && sum.free_blocks < best_free) {
+                    best = d;
+                    best_free = sum.free_blocks;
+                }
+            }
+            if (best == npos32) return units.shortfall(req.count);
+            // The window is chosen before `out` grows, so it may name itself.
+            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out, out);
+        }
+        return errc::ok;
+    }
+
+    std::uint32_t block_gpus_;
+    std::uint32_t uniform_block_gpus_ = 0;
+    std::vector<detail::block_summary> summaries_;
+    bucket_index by_free_blocks_;
+};
+
+}  // namespace topoblock

@@ -1,0 +1,236 @@
+// contiguous-block: worked examples on GB200 NVL72 racks (18 trays x 4
+// GPUs; trays gb01-gb18 form rack01, gb19-gb36 rack02, ...).
+
+#include "../../examples/topoblock/policy_registry.hpp"
+#include "describe.hpp"
+
+#include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using namespace topoblock;
+using topoblock::test::place;
+
+namespace {
+
+allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpus = 8) {
+    auto a = allocator<contiguous_block>::create(*parse_topology_spec(spec), contiguous_block{block_gpus});
+    REQUIRE(a);
+    REQUIRE(a->policy().check(a->state()).empty());
+    return std::move(*a);
+}
+
+}  // namespace
+
+TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
+    const domain_info rack{"rack01", 0, 18, 4};
+    const auto eight = detail::block_layout::of(rack, 8);
+    CHECK(eight.nodes_per_block == 2);
+    CHECK(eight.count() == 9);
+    CHECK(eight.tail_nodes == 0);
+    const auto sixteen = detail::block_layout::of(rack, 16);
+    CHECK(sixteen.nodes_per_block == 4);
+    CHECK(sixteen.full_blocks == 4);
+    CHECK(sixteen.tail_nodes == 2);  // the remainder: trays 17-18, a short fifth block
+    CHECK(sixteen.gpus_of(4) == 8);
+    const domain_info hgx{"hgx01", 0, 1, 8};
+    CHECK(detail::block_layout::of(hgx, 8).count() == 1);
+    CHECK(detail::block_layout::of(hgx, 16).tail_nodes == 1);  // a server is its own short block
+}
+
+TEST_CASE("contiguous-block: a 4-GPU job holds a whole 8-GPU sub-block") {
+    auto a = racks("nvl72:1");
+    const auto id = a.try_allocate(request::gpus(4));
+    REQUIRE(id);
+    const allocation_record* r = a.find(*id);
+    CHECK(topoblock::test::describe(a.topo(), r->pieces) == "gb01 gb02");
+    CHECK(r->requested_gpus == 4);
+    CHECK(r->held_gpus == 8);
+    const auto waste = internal_fragmentation_of(a.state());
+    CHECK(waste.idle_held_gpus == 4);
+    CHECK(waste.share_of_held == doctest::Approx(0.5));
+    // A second one takes the next sub-block: the idle half of the first is
+    // not offered to anyone.
+    CHECK(place(a, request::gpus(4)) == "gb03 gb04");
+    CHECK(internal_fragmentation_of(a.state()).idle_held_gpus == 8);
+    CHECK(a.state().available().gpus == 56);
+}
+
+TEST_CASE("contiguous-block: node requests round up to sub-blocks too") {
+    auto a = racks("nvl72:1");
+    const auto id = a.try_allocate(request::nodes(3));
+    REQUIRE(id);
+    CHECK(topoblock::test::describe(a.topo(), a.find(*id)->pieces) == "gb01 gb02 gb03 gb04");
+    CHECK(a.find(*id)->requested_gpus == 12);
+    CHECK(a.find(*id)->held_gpus == 16);
+    CHECK(internal_fragmentation_of(a.state()).idle_held_gpus == 4);
+}
+
+TEST_CASE("contiguous-block: the remainder of 4-tray sub-blocks holds small jobs or ends a run") {
+    auto a = racks("nvl72:1", 16);
+    // The 2-tray remainder holds a 4-GPU job with 8 GPUs instead of 16.
+    CHECK(place(a, request::gpus(4)) == "gb17 gb18");
+    CHECK(a.state().held_gpus() == 8);
+    CHECK(place(a, request::gpus(64)) == "gb01 gb02 gb03 gb04 gb05 gb06 gb07 gb08 gb09 gb10 gb11 gb12 gb13 gb14 gb15 gb16");
+
+    auto b = racks("nvl72:1", 16);
+    // 20 GPUs: the last full block plus the remainder (24 GPUs) beats two
+    // full blocks (32).
+    CHECK(place(b, request::gpus(20)) == "gb13 gb14 gb15 gb16 gb17 gb18");
+    CHECK(b.state().held_gpus() == 24);
+
+    auto c = racks("nvl72:1", 16);
+    // The whole rack is four blocks and the remainder: a 72-GPU job fits.
+    const auto id = c.try_allocate(request::gpus(72));
+    REQUIRE(id);
+    CHECK(c.find(*id)->held_gpus == 72);
+    CHECK(c.policy().check(c.state()).empty());
+}
+
+TEST_CASE("contiguous-block: a 72-GPU job cannot run on a rack with one drained tray") {
+    auto one = racks("nvl72:1");
+    REQUIRE(one.drain(4));  // gb05
+    CHECK(one.try_allocate(request::gpus(72)).error() == errc::exceeds_healthy);
+
+    auto two = racks("nvl72:2");
+    REQUIRE(two.drain(4));   // gb05 in rack01
+    REQUIRE(two.drain(30));  // gb31 in rack02
+    // 136 GPUs are free, but neither rack has nine free sub-blocks.
+    CHECK(two.try_allocate(request::gpus(72)).error() == errc::fragmented);
+    // Around the drained tray, rack01 still offers runs of 2 and 6 blocks.
+    CHECK(place(two, request::gpus(48)) == "gb07 gb08 gb09 gb10 gb11 gb12 gb13 gb14 gb15 gb16 gb17 gb18");
+    CHECK(two.policy().check(two.state()).empty());
+}
+
+TEST_CASE("contiguous-block: an 80-GPU job spans two racks, rounded to sub-blocks") {
+    auto a = racks("nvl72:2");
+    const auto id = a.try_allocate(request::gpus(80));
+    REQUIRE(id);
+    const allocation_record* r = a.find(*id);
+    CHECK(r->domains == 2);
+    CHECK(r->held_gpus == 80);
+    CHECK(r->pieces.size() == 20);  // rack01 whole, then gb19-gb20
+    CHECK(a.topo().node(r->pieces.back().node).name == "gb20");
+
+    auto b = racks("nvl72:2", 16);
+    // With 4-tray blocks the 8 GPUs beyond rack01 fit rack02's remainder.
+    const auto id16 = b.try_allocate(request::gpus(80));
+    REQUIRE(id16);
+    CHECK(b.find(*id16)->held_gpus == 80);
+    CHECK(b.topo().node(b.find(*id16)->pieces[18].node).name == "gb35");
+}
+
+TEST_CASE("contiguous-block: multi-domain jobs take aligned windows of wholly free racks") {
+    // Four racks, two per leaf group: rack01-02 | rack03-04.
+    auto a = racks("nvl72:4@2");
+    REQUIRE(a.try_allocate(request::gpus(8)));  // rack01 is no longer wholly free
+    const auto id = a.try_allocate(request::gpus(144));
+    REQUIRE(id);
+    // The window rack01-02 holds only 72 wholly free GPUs; rack03-04 is the
+    // aligned window of two that holds the job.
+    CHECK(a.topo().node(a.find(*id)->pieces.front().node).name == "gb37");
+    CHECK(a.find(*id)->domains == 2);
+    // 80 GPUs now need two wholly free racks: only rack02 is left.
+    CHECK(a.try_allocate(request::gpus(80)).error() == errc::fragmented);
+}
+
+TEST_CASE("contiguous-block: best fit by free sub-blocks, lowest index on ties") {
+    auto a = racks("nvl72:3");
+    CHECK(place(a, request::gpus(16)) == "gb01 gb02 gb03 gb04");          // all tie: rack01
+    CHECK(place(a, request::gpus(60)) == "gb19 gb20 gb21 gb22 gb23 gb24 gb25 gb26 gb27 gb28 gb29 gb30 gb31 gb32 gb33 gb34");
+    // rack02 has 1 free block left, rack01 7, rack03 9: the 8-GPU job goes
+    // to rack02.
+    CHECK(place(a, request::gpus(8)) == "gb35 gb36");
+    CHECK(place(a, request::gpus(8)) == "gb05 gb06");
+    CHECK(a.policy().check(a.state()).empty());
+}
+
+TEST_CASE("contiguous-block: fragmented when GPUs are free but no sub-block is") {
+    auto a = racks("nvl72:1");
+    std::vector<allocation_id> ids;
+    for (int i = 0; i < 9; ++i) ids.push_back(a.allocate(request::gpus(4)));
+    CHECK(a.state().available().gpus == 0);  // every sub-block is held, half idle
+    CHECK(a.try_allocate(request::gpus(4)).error() == errc::insufficient_free);
+    REQUIRE(a.release(ids[4]));
+    // Scatter 1-GPU usage from elsewhere over free trays: 8 GPUs free, but
+    // no whole sub-block.
+    const piece p{8, 0x1};  // gb09, inside the freed block
+    REQUIRE(a.hold(std::span<const piece>(&p, 1)));
+    CHECK(a.state().available().gpus == 7);
+    CHECK(a.try_allocate(request::gpus(4)).error() == errc::fragmented);
+    CHECK(external_fragmentation(a, request::gpus(1)) == doctest::Approx(1.0));
+    CHECK(largest_placeable(a) == 0);
+    CHECK(a.policy().check(a.state()).empty());
+}
+
+TEST_CASE("contiguous-block: segments are runs in one domain each") {
+    auto a = racks("nvl72:2");
+    REQUIRE(a.try_allocate(request::gpus(56)));  // rack01: 2 free blocks left
+    const auto id = a.try_allocate(request::gpus(24).with_segment(12));
+    REQUIRE(id);
+    // Each 12-GPU segment rounds up to 16: both fit rack01's last run.
+    CHECK(topoblock::test::describe(a.topo(), a.find(*id)->pieces) ==
+          "gb15 gb16 gb17 gb18 gb19 gb20 gb21 gb22");
+    CHECK(a.find(*id)->held_gpus == 32);
+    CHECK(a.find(*id)->requested_gpus == 24);
+    auto b = racks("nvl72:2");
+    const auto spread = b.try_allocate(request::gpus(16).with_segment(8, true));
+    REQUIRE(spread);
+    CHECK(b.find(*spread)->domains == 2);
+}
+
+TEST_CASE("contiguous-block: exclusive jobs take idle racks only") {
+    auto a = racks("nvl72:2");
+    REQUIRE(a.try_allocate(request::gpus(4)));
+    CHECK(place(a, request::gpus(4).with_exclusive_domain()) == "gb19 gb20");
+    // Both racks are now closed to other jobs.
+    CHECK(a.try_allocate(request::gpus(8).with_exclusive_domain()).error() == errc::fragmented);
+    CHECK(place(a, request::gpus(8)) == "gb03 gb04");
+}
+
+TEST_CASE("contiguous-block: the command line registry builds it with its block size") {
+    cli::policy_settings settings;
+    settings.block_gpus = 16;
+    std::uint32_t seen = 0;
+    CHECK(cli::with_policy("contiguous-block", settings, [&](auto policy) {
+        if constexpr (std::is_same_v<decltype(policy), contiguous_block>) seen = policy.block_gpus();
+    }));
+    CHECK(seen == 16);
+    bool buddy = false;
+    CHECK(cli::with_policy("buddy-split", settings, [&](auto policy) {
+        buddy = std::is_same_v<decltype(policy), buddy_split>;
+    }));
+    CHECK(buddy);
+}
+
+// The same four jobs on two empty racks under the three domain-aware
+// policies; docs/policies.md draws the racks.
+TEST_CASE("block policies and best-fit place one sequence differently") {
+    const request jobs[] = {request::gpus(4), request::gpus(16), request::gpus(2), request::nodes(3)};
+    auto bf = *allocator<best_fit>::create(*parse_topology_spec("nvl72:2"));
+    auto cb = racks("nvl72:2");
+    auto bs = *allocator<buddy_split>::create(*parse_topology_spec("nvl72:2"));
+    const char* best[] = {"gb01", "gb02 gb03 gb04 gb05", "gb06[0,1]", "gb07 gb08 gb09"};
+    const char* block[] = {"gb01 gb02", "gb03 gb04 gb05 gb06", "gb07 gb08", "gb09 gb10 gb11 gb12"};
+    const char* buddy[] = {"gb17", "gb01 gb02 gb03 gb04", "gb18[0,1]", "gb05 gb06 gb07 gb08"};
+    for (int i = 0; i < 4; ++i) {
+        CAPTURE(i);
+        CHECK(place(bf, jobs[i]) == best[i]);
+        CHECK(place(cb, jobs[i]) == block[i]);
+        CHECK(place(bs, jobs[i]) == buddy[i]);
+    }
+    CHECK(bf.state().held_gpus() == 34);
+    CHECK(cb.state().held_gpus() == 48);  // 4 -> 8, 2 -> 8, 3 trays -> 4
+    CHECK(bs.state().held_gpus() == 38);  // 3 trays -> 4
+    CHECK(internal_fragmentation_of(cb.state()).idle_held_gpus == 14);
+    CHECK(internal_fragmentation_of(bs.state()).idle_held_gpus == 4);
+    CHECK(bs.policy().check(bs.state()).empty());
+}
