@@ -31,5 +31,6 @@ struct allocation_id;
 struct allocation_record;
 struct first_fit;
 struct best_fit;
+class slurm_block;
 
 }  // namespace topoblock

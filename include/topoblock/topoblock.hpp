@@ -18,5 +18,6 @@
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/policy/first_fit.hpp>
 #include <topoblock/policy/best_fit.hpp>
+#include <topoblock/policy/slurm_block.hpp>
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/metrics/metrics.hpp>
