@@ -14,9 +14,10 @@ namespace topoblock::cli {
 // Settings some policies take from the command line.
 struct policy_settings {
     std::uint32_t block_gpus = 8;  // contiguous-block: sub-block size in GPUs
+    slurm_block slurm;             // slurm-block: levels of the Slurm topology file, or defaults
 };
 
-inline constexpr std::array<std::string_view, 2> policy_names{"first-fit", "best-fit"};
+inline constexpr std::array<std::string_view, 3> policy_names{"first-fit", "best-fit", "slurm-block"};
 
 // Returns false when `name` is not a policy.
 template <class F>
@@ -24,6 +25,7 @@ bool with_policy(std::string_view name, const policy_settings& settings, F&& f) 
     (void)settings;
     if (name == "first-fit") return f(first_fit{}), true;
     if (name == "best-fit") return f(best_fit{}), true;
+    if (name == "slurm-block") return f(settings.slurm), true;
     return false;
 }
 
