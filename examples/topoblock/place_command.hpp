@@ -1,15 +1,413 @@
 #pragma once
 
-#include <cstdio>
+// `topoblock place`: a topology, a policy and a stream of events in; one line
+// per allocation decision out. The format is docs/place.md.
+
+#include "policy_registry.hpp"
+
+#include <topoblock/io/hostlist.hpp>
+#include <topoblock/io/slurm_cluster.hpp>
+#include <topoblock/io/topology_conf.hpp>
+#include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace topoblock::cli {
 
-// `topoblock place`: see docs/place.md.
-inline int place_main(const std::vector<std::string_view>&) {
-    std::fputs("topoblock place: not built yet (issue: Slurm interop)\n", stderr);
-    return 2;
+// The command line of `topoblock place`.
+struct place_options {
+    std::string topology;          // topology.conf, topology.yaml or a preset spec
+    std::string policy = "slurm-block";
+    std::uint32_t gpus_per_node = 4;  // for Slurm files, which do not say
+    std::string nodes;             // slurm.conf's node order, as a hostlist
+};
+
+// A topology ready for an allocator, and the slurm-block settings it implies.
+struct place_cluster {
+    topology topo;
+    slurm_block slurm;
+};
+
+namespace place_detail {
+
+inline constexpr std::string_view usage_text =
+    "usage: topoblock place --topology FILE|SPEC [--policy NAME] [--gpus-per-node N] [--nodes HOSTLIST]\n"
+    "  --topology       topology.conf, topology.yaml, or a preset such as nvl72:4\n"
+    "  --policy         slurm-block (default), first-fit, best-fit, ...\n"
+    "  --gpus-per-node  GPUs of each node of a Slurm file (default 4)\n"
+    "  --nodes          every node in slurm.conf order (nodes outside blocks included)\n"
+    "Events on standard input, one per line (docs/place.md):\n"
+    "  alloc ID nodes=N [segment=S] [spread-segments] [exclusive=topo]\n"
+    "  alloc ID gpus=N [locality=require|prefer|any] [exclusive=topo]\n"
+    "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | # comment\n";
+
+// A word of an event line and its 1-based column.
+struct word {
+    std::string_view text;
+    std::uint32_t column;
+};
+
+inline std::vector<word> split_words(std::string_view line) {
+    std::vector<word> words;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        if (io::detail::is_blank(line[i]) || line[i] == '\r') {
+            ++i;
+            continue;
+        }
+        std::size_t end = i;
+        while (end < line.size() && !io::detail::is_blank(line[end]) && line[end] != '\r') ++end;
+        words.push_back({line.substr(i, end - i), static_cast<std::uint32_t>(i + 1)});
+        i = end;
+    }
+    return words;
 }
+
+inline bool positive(std::string_view text, std::uint32_t& value) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc{} && end == text.data() + text.size() && value > 0;
+}
+
+// GPU indices as ranges: 0b1011 -> "0-1,3".
+inline std::string gpu_ranges(gpu_mask mask) {
+    std::string out;
+    while (mask != 0) {
+        const auto lo = static_cast<std::uint32_t>(std::countr_zero(mask));
+        const auto run = static_cast<std::uint32_t>(std::countr_one(mask >> lo));
+        if (!out.empty()) out += ',';
+        out += std::to_string(lo);
+        if (run > 1) out += '-' + std::to_string(lo + run - 1);
+        mask = run + lo >= 64 ? 0 : mask & ~((gpu_mask{1} << (lo + run)) - 1);
+    }
+    return out;
+}
+
+inline bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// topology.yaml starts its first entry with "topology:" (after "- ");
+// topology.conf never has a colon in a key.
+inline bool looks_like_yaml(std::string_view path, std::string_view text) {
+    if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return true;
+    if (ends_with(path, ".conf")) return false;
+    for (std::size_t pos = 0; pos < text.size();) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        const std::size_t first = line.find_first_not_of(" \t-");
+        if (first == std::string_view::npos || line[first] == '#') continue;
+        return line.substr(first).starts_with("topology:");
+    }
+    return false;
+}
+
+inline expected<place_cluster, error> load(const place_options& o) {
+    std::ifstream file(o.topology, std::ios::binary);
+    if (!file) {
+        auto preset = parse_topology_spec(o.topology);
+        if (!preset)
+            return unexpected(make_error("--topology '" + o.topology + "' is neither a readable file nor a preset (" +
+                                         preset.error().to_string() + ")"));
+        return place_cluster{std::move(*preset), slurm_block{}};
+    }
+    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::vector<std::string> order;
+    if (!o.nodes.empty()) {
+        auto names = io::expand_hostlist(o.nodes);
+        if (!names) return unexpected(make_error("--nodes: " + names.error().to_string()));
+        order = std::move(*names);
+    }
+    auto cluster = [&]() -> expected<io::slurm_cluster, error> {
+        if (looks_like_yaml(o.topology, text)) {
+            auto set = io::parse_topology_yaml(text);
+            if (!set) return unexpected(std::move(set).error());
+            return io::make_slurm_cluster(*set, o.gpus_per_node, order);
+        }
+        auto conf = io::parse_topology_conf(text);
+        if (!conf) return unexpected(std::move(conf).error());
+        return io::make_slurm_cluster(*conf, o.gpus_per_node, order);
+    }();
+    if (!cluster) return unexpected(make_error(o.topology + ": " + cluster.error().to_string()));
+    return place_cluster{std::move(cluster->topo), std::move(cluster->policy)};
+}
+
+// Applies the events of `in` to one allocator and prints the decisions.
+template <class Policy>
+class event_runner {
+public:
+    event_runner(basic_allocator<Policy, default_capacity> a, std::ostream& out, std::ostream& err)
+        : a_(std::move(a)), out_(out), err_(err) {}
+
+    // False when some line was malformed or could not be applied.
+    bool run(std::istream& in) {
+        std::string line;
+        bool clean = true;
+        for (line_ = 1; std::getline(in, line); ++line_) {
+            const std::string_view text = std::string_view(line).substr(0, line.find('#'));
+            const std::vector<word> words = split_words(text);
+            if (!words.empty() && !apply(words)) clean = false;
+        }
+        return clean;
+    }
+
+private:
+    using allocator_type = basic_allocator<Policy, default_capacity>;
+
+    bool fail(std::uint32_t column, const std::string& message) {
+        err_ << "topoblock place: " << make_error(message, line_, column).to_string() << '\n';
+        return false;
+    }
+    bool not_positive(std::uint32_t column, std::string_view value) {
+        return fail(column, "expected a positive number, got '" + std::string(value) + "'");
+    }
+
+    bool apply(const std::vector<word>& w) {
+        const std::string_view verb = w[0].text;
+        if (verb == "alloc") return alloc(w);
+        if (verb == "hold") return hold(w);
+        if (verb == "release") return release(w);
+        if (verb == "down") return health(w, node_health::down);
+        if (verb == "drain") return health(w, node_health::drain);
+        if (verb == "up") return health(w, node_health::up);
+        return fail(w[0].column, "unknown event '" + std::string(verb) +
+                                     "' (expected alloc, hold, release, down, drain or up)");
+    }
+
+    // The ID of `alloc` and `hold`: present, and not naming a live job.
+    bool new_id(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), std::string(w[0].text) + " needs an ID");
+        if (live_.contains(std::string(w[1].text)))
+            return fail(w[1].column, "allocation '" + std::string(w[1].text) + "' is already running");
+        return true;
+    }
+
+    bool alloc(const std::vector<word>& w) {
+        if (!new_id(w)) return false;
+        request q;
+        bool sized = false;
+        for (std::size_t i = 2; i < w.size(); ++i) {
+            const std::string_view t = w[i].text;
+            const std::size_t eq = t.find('=');
+            const std::string_view key = t.substr(0, eq);
+            const std::string_view value = eq == std::string_view::npos ? std::string_view{} : t.substr(eq + 1);
+            const auto value_column = static_cast<std::uint32_t>(w[i].column + eq + 1);
+            std::uint32_t n = 0;
+            if (t == "spread-segments") {
+                q.spread_segments = true;
+            } else if (key == "nodes" || key == "gpus") {
+                if (sized) return fail(w[i].column, "give one of nodes= and gpus=, once");
+                if (!positive(value, n)) return not_positive(value_column, value);
+                q.count = n;
+                q.what = key == "nodes" ? unit::nodes : unit::gpus;
+                sized = true;
+            } else if (key == "segment") {
+                if (!positive(value, n)) return not_positive(value_column, value);
+                q.segment = n;
+            } else if (key == "exclusive") {
+                if (value != "topo") return fail(value_column, "expected exclusive=topo");
+                q.exclusive_domain = true;
+            } else if (key == "locality") {
+                if (value == "require") q.where = locality::require;
+                else if (value == "prefer") q.where = locality::prefer;
+                else if (value == "any") q.where = locality::any;
+                else return fail(value_column, "expected locality=require, prefer or any");
+            } else {
+                return fail(w[i].column, "unknown alloc option '" + std::string(t) +
+                                             "' (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)");
+            }
+        }
+        if (!sized) return fail(after(w[1]), "alloc needs nodes=N or gpus=N");
+        const std::string id(w[1].text);
+        auto got = a_.try_allocate(q);
+        if (!got) {
+            out_ << id << " PENDING " << to_string(got.error()) << '\n';
+            return true;
+        }
+        live_.emplace(id, *got);
+        print(id, *got);
+        return true;
+    }
+
+    void print(const std::string& id, allocation_id got) {
+        const topology& t = a_.topo();
+        std::vector<std::string> names;
+        std::vector<piece> partial;
+        for (const piece& p : a_.find(got)->pieces) {
+            names.push_back(t.node(p.node).name);
+            if (p.gpus != full_gpu_mask(t.node(p.node).gpus)) partial.push_back(p);
+        }
+        out_ << id << ' ' << io::compress_hostlist(names);
+        std::sort(partial.begin(), partial.end(), [](const piece& x, const piece& y) { return x.node < y.node; });
+        for (const piece& p : partial) out_ << ' ' << t.node(p.node).name << ':' << gpu_ranges(p.gpus);
+        out_ << '\n';
+    }
+
+    // The nodes of a hostlist word, each named once and known.
+    bool nodes_of(const word& w, std::vector<node_id>& nodes) {
+        auto names = io::expand_hostlist(w.text);
+        if (!names) return fail(w.column + (names.error().column > 0 ? names.error().column - 1 : 0), names.error().message);
+        std::vector<bool> seen(a_.topo().node_count(), false);
+        for (const std::string& name : *names) {
+            const auto n = a_.topo().find_node(name);
+            if (!n) return fail(w.column, "unknown node '" + name + "'");
+            if (seen[*n]) return fail(w.column, "node '" + name + "' is named twice");
+            seen[*n] = true;
+            nodes.push_back(*n);
+        }
+        return true;
+    }
+
+    bool one_hostlist(const std::vector<word>& w, std::size_t at, std::vector<node_id>& nodes) {
+        if (w.size() <= at) return fail(after(w.back()), std::string(w[0].text) + " needs a hostlist");
+        if (w.size() > at + 1) return fail(w[at + 1].column, "unexpected '" + std::string(w[at + 1].text) + "'");
+        return nodes_of(w[at], nodes);
+    }
+
+    bool hold(const std::vector<word>& w) {
+        std::vector<node_id> nodes;
+        if (!new_id(w) || !one_hostlist(w, 2, nodes)) return false;
+        std::vector<piece> pieces;
+        for (node_id n : nodes) {
+            const gpu_mask full = a_.state().node_full_mask(n);
+            const auto d = a_.topo().node(n).domain;
+            if (a_.state().unheld_gpus(n) != full || a_.state().health(n) == node_health::down || !a_.state().domain_open(d))
+                return fail(w[2].column, "node '" + a_.topo().node(n).name + "' is not free");
+            pieces.push_back({n, full});
+        }
+        auto got = a_.hold(pieces, request::nodes(static_cast<std::uint32_t>(nodes.size())));
+        if (!got) return fail(w[2].column, std::string(describe(got.error())));
+        live_.emplace(std::string(w[1].text), *got);
+        return true;
+    }
+
+    // The column just after word w, where a missing word would start.
+    static std::uint32_t after(const word& w) { return w.column + static_cast<std::uint32_t>(w.text.size()); }
+
+    bool release(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), "release needs an ID");
+        if (w.size() > 2) return fail(w[2].column, "unexpected '" + std::string(w[2].text) + "'");
+        const auto it = live_.find(std::string(w[1].text));
+        if (it == live_.end()) return fail(w[1].column, "no running allocation '" + std::string(w[1].text) + "'");
+        (void)a_.release(it->second);
+        live_.erase(it);
+        return true;
+    }
+
+    bool health(const std::vector<word>& w, node_health h) {
+        std::vector<node_id> nodes;
+        if (!one_hostlist(w, 1, nodes)) return false;
+        for (node_id n : nodes) (void)a_.set_health(n, h);
+        return true;
+    }
+
+    allocator_type a_;
+    std::ostream& out_;
+    std::ostream& err_;
+    std::unordered_map<std::string, allocation_id> live_;
+    std::uint32_t line_ = 0;
+};
+
+// Reads the command line; false (with a message on err) when it is wrong.
+inline bool parse_args(const std::vector<std::string_view>& args, place_options& o, bool& help, std::ostream& err) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string_view arg = args[i];
+        if (arg == "--help" || arg == "-h") {
+            help = true;
+            return true;
+        }
+        std::string_view value;
+        const std::size_t eq = arg.find('=');
+        if (arg.starts_with("--") && eq != std::string_view::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        } else if (i + 1 < args.size()) {
+            value = args[++i];
+        } else {
+            err << "topoblock place: " << arg << " needs a value\n";
+            return false;
+        }
+        if (arg == "--topology") {
+            o.topology = value;
+        } else if (arg == "--policy") {
+            o.policy = value;
+        } else if (arg == "--nodes") {
+            o.nodes = value;
+        } else if (arg == "--gpus-per-node") {
+            if (!positive(value, o.gpus_per_node)) {
+                err << "topoblock place: --gpus-per-node expects a positive number, got '" << value << "'\n";
+                return false;
+            }
+        } else {
+            err << "topoblock place: unknown option '" << arg << "'\n";
+            return false;
+        }
+    }
+    if (o.topology.empty()) {
+        err << "topoblock place: --topology is required\n";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace place_detail
+
+// Runs `topoblock place` on the given streams. Returns 0 when every line was
+// applied, 1 when some line was malformed or could not be applied (each named
+// on err, with its line number), 2 when the command line or the topology is
+// wrong.
+inline int run_place(const std::vector<std::string_view>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+    place_options o;
+    bool help = false;
+    if (!place_detail::parse_args(args, o, help, err)) {
+        err << place_detail::usage_text;
+        return 2;
+    }
+    if (help) {
+        out << place_detail::usage_text;
+        return 0;
+    }
+    auto cluster = place_detail::load(o);
+    if (!cluster) {
+        err << "topoblock place: " << cluster.error().to_string() << '\n';
+        return 2;
+    }
+    policy_settings settings;
+    settings.slurm = cluster->slurm;
+    int status = 2;
+    const bool known = with_policy(o.policy, settings, [&](auto policy) {
+        using policy_type = decltype(policy);
+        auto a = basic_allocator<policy_type, default_capacity>::create(cluster->topo, std::move(policy));
+        if (!a) {
+            err << "topoblock place: " << a.error().to_string() << '\n';
+            return;
+        }
+        place_detail::event_runner<policy_type> runner(std::move(*a), out, err);
+        status = runner.run(in) ? 0 : 1;
+    });
+    if (!known) {
+        err << "topoblock place: unknown policy '" << o.policy << "' (expected";
+        for (std::string_view name : policy_names) err << ' ' << name;
+        err << ")\n";
+        return 2;
+    }
+    return status;
+}
+
+// `topoblock place` on the process's standard streams.
+inline int place_main(const std::vector<std::string_view>& args) { return run_place(args, std::cin, std::cout, std::cerr); }
 
 }  // namespace topoblock::cli

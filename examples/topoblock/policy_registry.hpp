@@ -15,10 +15,11 @@ namespace topoblock::cli {
 // Settings some policies take from the command line.
 struct policy_settings {
     std::uint32_t block_gpus = 8;  // contiguous-block: sub-block size in GPUs
+    slurm_block slurm;             // slurm-block: levels of the Slurm topology file, or defaults
 };
 
-inline constexpr std::array<std::string_view, 4> policy_names{"first-fit", "best-fit", "contiguous-block",
-                                                                  "buddy-split"};
+inline constexpr std::array<std::string_view, 5> policy_names{"first-fit", "best-fit", "contiguous-block",
+                                                                  "buddy-split", "slurm-block"};
 
 // Returns false when `name` is not a policy.
 template <class F>
@@ -27,6 +28,7 @@ bool with_policy(std::string_view name, const policy_settings& settings, F&& f) 
     if (name == "best-fit") return f(best_fit{}), true;
     if (name == "contiguous-block") return f(contiguous_block{settings.block_gpus}), true;
     if (name == "buddy-split") return f(buddy_split{}), true;
+    if (name == "slurm-block") return f(settings.slurm), true;
     return false;
 }
 

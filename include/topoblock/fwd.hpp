@@ -33,5 +33,6 @@ struct first_fit;
 struct best_fit;
 class contiguous_block;
 class buddy_split;
+class slurm_block;
 
 }  // namespace topoblock

@@ -358,6 +358,87 @@ struct contiguous_block_rules {
     }
 };
 
+// slurm-block with its defaults (every domain a base block, S the first
+// domain's node count, levels of 1 to 16 blocks cut at the cluster size),
+// recomputed here by brute force.
+struct slurm_block_rules {
+    static std::uint32_t base(const topology& t) {
+        for (const auto& d : t.domains())
+            if (d.node_count > 0) return d.node_count;
+        return 1;
+    }
+    static std::uint32_t top_level(const topology& t) {
+        std::uint32_t l = 0;
+        while (l < 4 && (1U << l) < t.domain_count()) ++l;
+        return l;
+    }
+    // The level a job of n nodes needs: ceil(log2(ceil(n / S))).
+    static std::uint32_t needed_level(const topology& t, std::uint32_t n) {
+        const std::uint32_t blocks = (n + base(t) - 1) / base(t);
+        std::uint32_t k = 0;
+        while ((1U << k) < blocks) ++k;
+        return k;
+    }
+    static std::uint64_t usable_nodes(const reference_model& m, const request& q, domain_id d) {
+        return units_allowed(m, q, d) ? m.domain_free_nodes(d) : 0;
+    }
+    static std::string check_success(const reference_model& m, const request& q, const pieces_t& got) {
+        const topology& t = *m.topo;
+        std::vector<domain_id> spanned;
+        for (const auto& [n, mask] : got) {
+            const domain_id d = t.node(n).domain;
+            if (std::find(spanned.begin(), spanned.end(), d) == spanned.end()) spanned.push_back(d);
+        }
+        if (q.what == unit::gpus) {
+            if (q.segmented()) return "a segmented GPU request was placed";
+            if (q.count <= t.uniform_gpus_per_node() && got.size() != 1) return "a one-node GPU job took several nodes";
+            if (!q.whole_nodes && got.size() == 1 && std::popcount(got[0].second) != static_cast<int>(q.count))
+                return "a one-node GPU job holds other than the GPUs it asked for";
+            return "";
+        }
+        if (q.segmented()) {
+            if (q.spread_segments && spanned.size() < q.part_count()) return "spread segments shared a base block";
+            return "";
+        }
+        const std::uint32_t k = needed_level(t, q.count);
+        if (k == 0) {
+            // One base block: the one with the fewest usable free nodes that
+            // holds the job (the later on ties), its lowest-index free nodes.
+            domain_id best = npos32;
+            for (domain_id d = 0; d < t.domain_count(); ++d)
+                if (usable_nodes(m, q, d) >= q.count &&
+                    (best == npos32 || usable_nodes(m, q, d) <= usable_nodes(m, q, best)))
+                    best = d;
+            if (spanned.size() != 1 || spanned[0] != best) return "a level-0 job is not in the tightest base block";
+            std::uint32_t i = 0;
+            for (node_id n = t.domain(best).first_node; n < t.domain(best).end_node() && i < got.size(); ++n)
+                if (m.wholly_usable(n) && got[i++].first != n) return "a base block's free nodes not taken in order";
+            return "";
+        }
+        if (k <= top_level(t)) {
+            for (domain_id d : spanned)
+                if ((d >> k) != (spanned[0] >> k)) return "a job spans two groups of its level";
+        }
+        const std::uint32_t ll = std::min(k, top_level(t) + 1) - 1;
+        const std::uint64_t limit = (q.count + (base(t) << ll) - 1) / (base(t) << ll);
+        std::vector<domain_id> lls;
+        for (domain_id d : spanned)
+            if (std::find(lls.begin(), lls.end(), d >> ll) == lls.end()) lls.push_back(d >> ll);
+        if (lls.size() > limit) return "a job touches more level-LL blocks than allowed";
+        return "";
+    }
+    static std::string check_failure(const reference_model& m, const request& q, errc e) {
+        if (e == errc::unsupported_request)
+            return q.what == unit::gpus && (q.segmented() || m.topo->uniform_gpus_per_node() == 0) ? ""
+                                                                                                   : "unexpected unsupported";
+        if (q.what == unit::nodes && !q.segmented() && needed_level(*m.topo, q.count) == 0)
+            for (domain_id d = 0; d < m.topo->domain_count(); ++d)
+                if (usable_nodes(m, q, d) >= q.count)
+                    return "slurm-block refused although base block " + m.topo->domain(d).name + " had room";
+        return "";
+    }
+};
+
 // Buddies: aligned power-of-two runs of a domain's GPUs, numbered node-major.
 struct buddy_split_rules {
     struct chunk {
@@ -468,6 +549,8 @@ template <>
 struct rules_of<contiguous_block_16> : contiguous_block_rules<16> {};
 template <>
 struct rules_of<buddy_split> : buddy_split_rules {};
+template <>
+struct rules_of<slurm_block> : slurm_block_rules {};
 
 // Compares the allocator's state with the model, node by node.
 template <class Alloc>
@@ -630,22 +713,28 @@ void run_differential(const topology& topo, std::uint64_t seed, std::size_t oper
 
 }  // namespace
 
-// 4 topologies x 5 policies x 125,000 operations = 2,500,000 operations.
-constexpr std::size_t operations = 125'000;
+// first-fit and best-fit: 4 topologies x 125,000 operations each, 1,000,000
+// in all; each block policy 4 x 40,000 more (their reference checks cost more).
+template <class Policy>
+constexpr std::size_t operations = 40'000;
+template <>
+constexpr std::size_t operations<first_fit> = 125'000;
+template <>
+constexpr std::size_t operations<best_fit> = 125'000;
 
-TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Policy, first_fit, best_fit, contiguous_block,
-                   contiguous_block_16, buddy_split) {
-    run_differential<Policy>(uniform_racks(), 1, operations);
+#define TOPOBLOCK_DIFFERENTIAL_POLICIES first_fit, best_fit, contiguous_block, contiguous_block_16, buddy_split, slurm_block
+
+TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
+    run_differential<Policy>(uniform_racks(), 1, operations<Policy>);
 }
-TEST_CASE_TEMPLATE("differential: partial racks (16, 18 and 17 trays)", Policy, first_fit, best_fit, contiguous_block,
-                   contiguous_block_16, buddy_split) {
-    run_differential<Policy>(partial_racks(), 2, operations);
+TEST_CASE_TEMPLATE("differential: partial racks (16, 18 and 17 trays)", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
+    run_differential<Policy>(partial_racks(), 2, operations<Policy>);
 }
-TEST_CASE_TEMPLATE("differential: HGX-8 servers, one domain each", Policy, first_fit, best_fit, contiguous_block,
-                   contiguous_block_16, buddy_split) {
-    run_differential<Policy>(hgx_servers(), 3, operations);
+TEST_CASE_TEMPLATE("differential: HGX-8 servers, one domain each", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
+    run_differential<Policy>(hgx_servers(), 3, operations<Policy>);
 }
-TEST_CASE_TEMPLATE("differential: mixed NVL72 racks and HGX-8 servers", Policy, first_fit, best_fit, contiguous_block,
-                   contiguous_block_16, buddy_split) {
-    run_differential<Policy>(mixed_cluster(), 4, operations);
+TEST_CASE_TEMPLATE("differential: mixed NVL72 racks and HGX-8 servers", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
+    run_differential<Policy>(mixed_cluster(), 4, operations<Policy>);
 }
+
+#undef TOPOBLOCK_DIFFERENTIAL_POLICIES

@@ -1,0 +1,82 @@
+#pragma once
+
+// A Slurm block topology (topology.conf, or the default entry of
+// topology.yaml) as a topoblock cluster: the topology and the slurm-block
+// policy that selects nodes the way Slurm does on it. docs/slurm-block.md
+// explains the mapping.
+
+#include "topoblock/io/slurm_topology.hpp"
+#include "topoblock/policy/slurm_block.hpp"
+#include "topoblock/support/error.hpp"
+#include "topoblock/support/expected.hpp"
+#include "topoblock/topology/builder.hpp"
+#include "topoblock/topology/topology.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace topoblock::io {
+
+// A cluster described to Slurm, ready for an allocator.
+struct slurm_cluster {
+    topology topo;
+    // The policy, not io::slurm_block (a block of the file).
+    ::topoblock::slurm_block policy;
+};
+
+// Builds the cluster of a block topology whose nodes hold `gpus_per_node`
+// GPUs each.
+// - One domain per base block, in config order, named after the block; an
+//   empty block is an empty domain, so level arithmetic keeps its place.
+// - Nodes of a block are ordered as Slurm indexes them: by their position in
+//   `node_order` (slurm.conf's node order) when it is given, else in the order
+//   of the block's node list.
+// - Nodes of `node_order` that no block holds follow the blocks, each as a
+//   one-node domain of its own name; slurm-block gives them to jobs only when
+//   no base-block node can serve (as topology_p_eval_nodes does).
+// Errors: not a block topology, a topology Slurm would reject, a block node
+// missing from a given node_order, gpus_per_node out of range.
+inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& st, std::uint32_t gpus_per_node,
+                                                         std::span<const std::string> node_order = {}) {
+    if (st.type != slurm_topology::kind::block)
+        return unexpected(make_error("slurm-block needs a block topology (BlockName lines or a block: entry)"));
+    if (auto ok = validate_topology(st); !ok) return unexpected(std::move(ok).error());
+    std::unordered_map<std::string, std::size_t> rank;
+    for (std::size_t i = 0; i < node_order.size(); ++i) rank.emplace(node_order[i], i);
+    topology_builder builder;
+    for (const slurm_block& block : st.blocks) {
+        std::vector<std::string> nodes = block.nodes;
+        if (!node_order.empty()) {
+            for (const std::string& node : nodes)
+                if (!rank.contains(node))
+                    return unexpected(make_error("node '" + node + "' of block '" + block.name +
+                                                     "' is not in the cluster's node list",
+                                                 block.line));
+            std::stable_sort(nodes.begin(), nodes.end(),
+                             [&](const std::string& a, const std::string& b) { return rank.at(a) < rank.at(b); });
+        }
+        builder.add_domain(block.name, gpus_per_node, std::move(nodes));
+    }
+    for (const std::string& node : nodes_outside_blocks(st, node_order)) builder.add_domain(node, gpus_per_node, {node});
+    auto built = builder.build();
+    if (!built) return unexpected(std::move(built).error());
+    return slurm_cluster{std::move(*built),
+                         ::topoblock::slurm_block(base_block_size(st), st.block_sizes, static_cast<std::uint32_t>(st.blocks.size()))};
+}
+
+// topology.yaml: the cluster of its default topology.
+inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology_set& set, std::uint32_t gpus_per_node,
+                                                         std::span<const std::string> node_order = {}) {
+    if (auto ok = validate_topology_set(set); !ok) return unexpected(std::move(ok).error());
+    const slurm_topology& st = set.topologies[set.default_index];
+    auto cluster = make_slurm_cluster(st, gpus_per_node, node_order);
+    if (!cluster) return unexpected(make_error("topology '" + st.name + "': " + cluster.error().message));
+    return cluster;
+}
+
+}  // namespace topoblock::io

@@ -1,0 +1,427 @@
+#pragma once
+
+#include <topoblock/policy/concept.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/support/bitset.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+// The block levels a slurm_block policy works with on one topology.
+struct slurm_block_shape {
+    // S: nodes of a base block (the first BlockSizes value).
+    std::uint32_t base_nodes = 0;
+    // Base blocks: the first block_count domains, in config order; domains
+    // after them hold nodes outside every block.
+    std::uint32_t block_count = 0;
+    // Bit k set: level k (2^k consecutive base blocks) is enabled.
+    std::uint32_t levels = 0;
+    friend constexpr bool operator==(const slurm_block_shape&, const slurm_block_shape&) = default;
+};
+
+// Slurm 26.05's topology/block node selection (eval_nodes_block.c) for
+// whole-node jobs; docs/slurm-block.md states every rule, where Slurm's code
+// differs from a plain reading, and how GPU requests are treated.
+// - A job of N nodes uses the smallest enabled level of at least N nodes (none:
+//   the whole cluster is one group) and, with LL the largest enabled level
+//   below it, at most ceil(N / (2^LL * S)) level-LL blocks.
+// - The group (2^k consecutive base blocks) with the fewest usable free nodes
+//   among those that can hold the job wins, the later one on ties; inside it
+//   base blocks are taken one at a time by Slurm's _choose_best_bblock, and
+//   the free nodes of a base block in index order.
+// - Segments are placed in turn; exclusive jobs take only idle base blocks.
+// - Nodes outside every block serve a job only when no base-block node can.
+// Cost: O(base blocks + nodes examined) per decision; the scratch arrays it
+// reuses grow once, so a decision does not allocate once warmed up. The
+// scratch makes one policy object unsafe to share between threads, like the
+// allocator that owns it.
+class slurm_block {
+public:
+    // Defaults for a topology that did not come from a Slurm file: S is the
+    // node count of the first non-empty domain, levels of 1, 2, 4, 8 and 16
+    // base blocks, every domain a base block.
+    slurm_block() = default;
+    // From a Slurm topology: `base_nodes` is S (0: the default),
+    // `block_sizes` the BlockSizes values in nodes (empty: the default levels),
+    // `block_count` the number of leading domains that are base blocks.
+    slurm_block(std::uint32_t base_nodes, std::vector<std::uint32_t> block_sizes,
+                std::uint32_t block_count = npos32)
+        : base_nodes_(base_nodes), block_sizes_(std::move(block_sizes)), block_count_(block_count) {}
+
+    std::string_view name() const noexcept { return "slurm-block"; }
+
+    template <class State>
+    void attach(const State& state) {
+        uniform_gpus_ = state.topo().uniform_gpus_per_node();
+        max_gpus_hint_ = state.topo().max_gpus_per_node();
+        attached_ = true;
+    }
+
+    // GPU requests with segments have no Slurm counterpart here; a GPU job
+    // larger than one node needs nodes of one size to count them in.
+    bool supports(const request& req) const noexcept {
+        if (req.what != unit::gpus) return true;
+        if (req.segmented()) return false;
+        return !attached_ || uniform_gpus_ != 0 || req.count <= max_gpus_hint_;
+    }
+
+    // Levels as Slurm derives them (block_record_validate): BlockSizes, or
+    // the defaults, cut after the first level that spans every base block.
+    slurm_block_shape shape(const topology& topo) const noexcept {
+        slurm_block_shape s;
+        s.block_count = std::min(block_count_, topo.domain_count());
+        s.base_nodes = base_nodes_;
+        for (domain_id d = 0; s.base_nodes == 0 && d < s.block_count; ++d) s.base_nodes = topo.domain(d).node_count;
+        if (s.base_nodes == 0) return s;
+        const auto enable = [&](std::uint32_t level) {
+            s.levels |= std::uint32_t{1} << level;
+            return (std::uint64_t{1} << level) >= s.block_count;
+        };
+        if (block_sizes_.empty()) {
+            for (std::uint32_t level = 0; level < default_levels; ++level)
+                if (enable(level)) break;
+        } else {
+            for (std::uint32_t size : block_sizes_) {
+                const std::uint32_t blocks = size / s.base_nodes;
+                if (size % s.base_nodes != 0 || !std::has_single_bit(blocks) || blocks > (1U << max_level)) continue;
+                if (enable(static_cast<std::uint32_t>(std::countr_zero(blocks)))) break;
+            }
+        }
+        return s;
+    }
+
+    template <class State>
+    errc place(const State& state, const request& req, placement& out) const {
+        const topology& topo = state.topo();
+        job j;
+        if (!describe_job(topo, req, j)) return errc::unsupported_request;
+        const slurm_block_shape shape_now = shape(topo);
+        decision<State> d{state, req, j, shape_now, *this, out};
+        return d.run();
+    }
+
+private:
+    static constexpr std::uint32_t default_levels = 5;
+    static constexpr std::uint32_t max_level = 15;
+
+    // A request in Slurm's terms: nodes to select, in parts of `part` nodes.
+    struct job {
+        std::uint32_t nodes = 0;
+        std::uint32_t part = 0;
+        // A node qualifies only with this many usable GPUs (0: any).
+        std::uint32_t min_gpus = 0;
+        // Only wholly free nodes qualify, and the job takes them whole.
+        bool whole = true;
+        // GPUs the last node keeps for the job (0: the whole node).
+        std::uint32_t last_gpus = 0;
+    };
+
+    // Node requests as they are; a GPU request that fits one node picks one
+    // node that has the GPUs free (cons_tres shares nodes between GPU jobs);
+    // a larger one takes ceil(N / G) wholly free nodes and only the GPUs it
+    // asked for on the last.
+    static bool describe_job(const topology& topo, const request& req, job& j) {
+        if (req.what == unit::nodes) {
+            j = {req.count, req.part_size(), 0, true, 0};
+            return true;
+        }
+        if (req.segmented()) return false;
+        const std::uint32_t g = topo.uniform_gpus_per_node();
+        if (req.count <= topo.max_gpus_per_node() && (g == 0 || req.count <= g)) {
+            j = {1, 1, req.count, req.whole_nodes, 0};
+            return true;
+        }
+        if (g == 0) return false;
+        const std::uint32_t nodes = (req.count + g - 1) / g;
+        const std::uint32_t rest = req.count - (nodes - 1) * g;
+        j = {nodes, nodes, 0, true, req.whole_nodes || rest == g ? 0 : rest};
+        return true;
+    }
+
+    // One decision: the scratch counts and Slurm's passes over them.
+    template <class State>
+    struct decision {
+        const State& state;
+        const request& req;
+        const job& j;
+        const slurm_block_shape& shape;
+        const slurm_block& self;
+        placement& out;
+
+        std::vector<std::uint32_t>& counts = self.counts_;  // usable free nodes per base block, this part
+        std::vector<std::uint32_t>& taken = self.taken_;    // nodes earlier parts took from the block
+        std::vector<std::uint8_t>& closed = self.closed_;   // spread segments: blocks of earlier parts
+        std::vector<std::uint8_t>& required = self.required_;
+        std::vector<std::uint32_t>& ll_sums = self.ll_sums_;
+        std::vector<std::uint32_t>& sorted = self.sorted_;
+
+        bool allowed(domain_id d) const noexcept {
+            return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
+        }
+        bool qualifies(node_id n) const noexcept {
+            const gpu_mask usable = state.usable_gpus(n);
+            if (j.whole) return usable != 0 && usable == state.node_full_mask(n) && state.topo().node(n).gpus >= j.min_gpus;
+            return static_cast<std::uint32_t>(std::popcount(usable)) >= j.min_gpus;
+        }
+        std::uint32_t usable_in(domain_id d) const noexcept {
+            if (!allowed(d)) return 0;
+            const domain_info& info = state.topo().domain(d);
+            if (j.whole) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
+            std::uint32_t n = 0;
+            for (node_id id = info.first_node; id < info.end_node(); ++id) n += qualifies(id) ? 1U : 0U;
+            return n;
+        }
+        // Calls take(node) for the qualifying nodes of domain d in index
+        // order, skipping the first `skip`, until it returns false.
+        template <class F>
+        void walk(domain_id d, std::uint32_t skip, F&& take) const {
+            if (!allowed(d)) return;
+            const domain_info& info = state.topo().domain(d);
+            if (j.whole) {
+                if (info.gpus_per_node < j.min_gpus) return;
+                const auto& free = state.free_nodes_in(d);
+                for (std::size_t i = free.find_first(); i < info.node_count; i = free.find_next(i + 1)) {
+                    if (skip > 0) {
+                        --skip;
+                        continue;
+                    }
+                    if (!take(static_cast<node_id>(info.first_node + i))) return;
+                }
+                return;
+            }
+            for (node_id id = info.first_node; id < info.end_node(); ++id) {
+                if (!qualifies(id)) continue;
+                if (skip > 0) {
+                    --skip;
+                    continue;
+                }
+                if (!take(id)) return;
+            }
+        }
+        void add(node_id n, bool last) const {
+            const gpu_mask usable = state.usable_gpus(n);
+            if (!j.whole) out.add(n, lowest_bits(usable, j.min_gpus));
+            else out.add(n, last && j.last_gpus != 0 ? lowest_bits(usable, j.last_gpus) : usable);
+        }
+
+        // Free capacity enough for the job in another shape, or not.
+        errc shortfall() const noexcept {
+            const auto& free = state.available();
+            return (j.whole ? free.nodes >= j.nodes : free.gpus >= req.count) ? errc::fragmented
+                                                                               : errc::insufficient_free;
+        }
+
+        errc run() {
+            const std::uint32_t blocks = shape.block_count;
+            counts.assign(blocks, 0);
+            taken.assign(blocks, 0);
+            closed.assign(blocks, 0);
+            required.assign(blocks, 0);
+            std::uint64_t in_blocks = 0;
+            for (domain_id b = 0; b < blocks; ++b) in_blocks += usable_in(b);
+            // topology_p_eval_nodes: without a usable base-block node Slurm
+            // selects without the block logic, from the other nodes.
+            if (in_blocks == 0) return outside();
+            const std::uint32_t segments = j.nodes / j.part;
+            const bool spread = req.spread_segments && segments > 1;
+            for (std::uint32_t s = 0; s < segments; ++s) {
+                if (!place_part(s == 0, segments, spread)) return shortfall();
+                if (spread)
+                    for (domain_id b = 0; b < blocks; ++b) closed[b] = closed[b] != 0 || required[b] != 0 ? 1 : 0;
+            }
+            return errc::ok;
+        }
+
+        // Nodes outside every block, lowest index first.
+        errc outside() {
+            const topology& topo = state.topo();
+            std::uint32_t missing = j.nodes;
+            std::uint64_t usable = 0;
+            for (domain_id d = shape.block_count; d < topo.domain_count(); ++d) usable += usable_in(d);
+            if (usable < j.nodes) return shortfall();
+            for (domain_id d = shape.block_count; d < topo.domain_count() && missing > 0; ++d)
+                walk(d, 0, [&](node_id n) {
+                    add(n, --missing == 0);
+                    return missing > 0;
+                });
+            return errc::ok;
+        }
+
+        static std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
+        // Slurm's _partial_bblock_segments: segments that base blocks holding
+        // fewer than a segment each can still build together.
+        static std::uint32_t partial_segments(std::uint32_t sum, std::uint32_t count, std::uint32_t largest,
+                                              std::uint32_t segment) noexcept {
+            if (sum == 0) return 0;
+            return std::min(sum / segment, count / ceil_div(segment, largest));
+        }
+
+        // One part (a segment, or the whole job) of j.part nodes.
+        bool place_part(bool first, std::uint32_t segments, bool spread) {
+            const std::uint32_t blocks = shape.block_count;
+            const std::uint32_t base = shape.base_nodes;
+            std::uint32_t rem = j.part;
+            for (domain_id b = 0; b < blocks; ++b) {
+                counts[b] = closed[b] != 0 ? 0 : usable_in(b) - taken[b];
+                required[b] = 0;
+            }
+            // _get_block_level
+            const std::uint32_t wanted = static_cast<std::uint32_t>(std::bit_width(ceil_div(rem, base) - 1));
+            std::uint32_t ll = 0;
+            if (wanted > 0) {
+                const std::uint32_t below = shape.levels & ((std::uint32_t{1} << wanted) - 1);
+                ll = below == 0 ? 0 : static_cast<std::uint32_t>(std::bit_width(below) - 1);
+            }
+            const std::uint32_t above = wanted >= 32 ? 0 : shape.levels & ~((std::uint32_t{1} << wanted) - 1);
+            const std::uint32_t per_group =
+                above == 0 ? blocks : std::uint32_t{1} << std::countr_zero(above);  // base blocks per group
+            const std::uint32_t groups = above == 0 ? 1 : ceil_div(blocks, per_group);
+            const std::uint32_t per_ll = std::uint32_t{1} << ll;
+            std::uint32_t max_ll = ceil_div(rem, per_ll * base);
+            const bool limit_ll = per_group != per_ll * max_ll;
+            const std::uint32_t ll_count = ceil_div(blocks, per_ll);
+
+            if (spread && first) {
+                // The spread check: an upper bound of the segments base blocks
+                // can hold, each segment in blocks of its own.
+                std::uint32_t fit = 0, sum = 0, count = 0, largest = 0, group = npos32;
+                for (domain_id b = 0; b < blocks; ++b) {
+                    if (counts[b] == 0) continue;
+                    if (b / per_group != group) {
+                        fit += partial_segments(sum, count, largest, j.part);
+                        group = b / per_group;
+                        sum = count = largest = 0;
+                    }
+                    if (counts[b] >= j.part) {
+                        ++fit;
+                    } else {
+                        sum += counts[b];
+                        ++count;
+                        largest = std::max(largest, counts[b]);
+                    }
+                }
+                fit += partial_segments(sum, count, largest, j.part);
+                if (fit < segments) return false;
+            }
+
+            ll_sums.assign(ll_count, 0);
+            for (domain_id b = 0; b < blocks; ++b) ll_sums[b >> ll] += counts[b];
+            std::uint32_t best = npos32, best_nodes = 0, estimate = 0;
+            for (std::uint32_t g = 0; g < groups; ++g) {
+                const std::uint32_t begin = g * per_group, end = std::min(begin + per_group, blocks);
+                std::uint32_t nodes = 0;
+                for (domain_id b = begin; b < end; ++b) nodes += counts[b];
+                std::uint32_t usable = nodes;
+                if (limit_ll) {
+                    // The most nodes max_ll level-LL blocks of the group hold.
+                    // Slurm counts per_group / per_ll of them (rounded down),
+                    // which leaves out a partial last one when the group is
+                    // the whole cluster.
+                    const std::uint32_t offset = g * (per_group / per_ll);
+                    const std::uint32_t n = std::min(per_group / per_ll, ll_count - offset);
+                    sorted.assign(ll_sums.begin() + offset, ll_sums.begin() + offset + n);
+                    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+                    usable = 0;
+                    for (std::uint32_t i = 0; i < std::min(max_ll, n); ++i) usable += sorted[i];
+                }
+                if (usable < rem || nodes == 0) continue;
+                if (first && segments > 1) estimate += spread ? std::min(nodes / j.part, per_group) : nodes / j.part;
+                if (best == npos32 || nodes <= best_nodes) {
+                    best = g;
+                    best_nodes = nodes;
+                }
+            }
+            if (best == npos32) return false;
+            if (first && segments > 1 && estimate < segments) return false;
+
+            const std::uint32_t begin = best * per_group, end = std::min(begin + per_group, blocks);
+            std::uint32_t stalled = rem + 1;
+            while (stalled != rem) {
+                stalled = rem;
+                pick p;
+                for (domain_id b = begin; b < end; ++b)
+                    if (required[b] == 0) choose(p, b, rem, ll, limit_ll, end);
+                if (p.block == npos32) break;
+                if (max_ll == 0 && !p.same_ll) break;
+                required[p.block] = 1;
+                // A block of an earlier spread segment counts as empty: it
+                // may be chosen, but it gives no node.
+                if (closed[p.block] == 0)
+                    walk(p.block, taken[p.block], [&](node_id n) {
+                        ++taken[p.block];
+                        add(n, --rem == 0);
+                        return rem > 0;
+                    });
+                if (rem == 0) return true;
+                if (!p.same_ll) --max_ll;
+            }
+            return false;
+        }
+
+        struct pick {
+            std::uint32_t block = npos32;
+            bool fit = false;
+            bool same_ll = true;
+        };
+
+        // Slurm's _choose_best_bblock: prefer base blocks inside level-LL
+        // blocks the part already uses, then a level-LL block that holds the
+        // rest alone and has the fewest nodes (else the most), then a base
+        // block that holds the rest alone with the fewest nodes, else the one
+        // with the most; ties go to the later block.
+        void choose(pick& p, std::uint32_t b, std::uint32_t rem, std::uint32_t ll, bool limit_ll,
+                    std::uint32_t end) const {
+            const bool fit = counts[b] >= rem;
+            const auto take = [&](bool same) {
+                p.block = b;
+                p.fit = fit;
+                p.same_ll = same;
+            };
+            if (limit_ll && (p.block == npos32 || (p.block >> ll) != (b >> ll))) {
+                bool same = false;
+                const std::uint32_t first = (b >> ll) << ll;
+                for (std::uint32_t k = first; k < end && k < first + (std::uint32_t{1} << ll) && !same; ++k)
+                    same = required[k] != 0;
+                if (p.block == npos32 || (same && !p.same_ll)) return take(same);
+                if (!same && p.same_ll) return;
+                const std::uint32_t best_sum = ll_sums[p.block >> ll], sum = ll_sums[b >> ll];
+                const bool sum_fit = sum >= rem, best_sum_fit = best_sum >= rem;
+                if (sum_fit != best_sum_fit) {
+                    if (sum_fit) take(same);
+                    return;
+                }
+                if (sum != best_sum) {
+                    // Both hold the rest: the smaller; neither: the larger.
+                    if ((sum < best_sum) == sum_fit) take(same);
+                    return;
+                }
+            }
+            if (p.block == npos32 || (fit && !p.fit) || (!fit && !p.fit && counts[b] >= counts[p.block]) ||
+                (fit && counts[b] <= counts[p.block])) {
+                p.block = b;
+                p.fit = fit;
+            }
+        }
+    };
+
+    std::uint32_t base_nodes_ = 0;
+    std::vector<std::uint32_t> block_sizes_;
+    std::uint32_t block_count_ = npos32;
+    std::uint32_t uniform_gpus_ = 0;
+    std::uint32_t max_gpus_hint_ = 0;
+    bool attached_ = false;
+    mutable std::vector<std::uint32_t> counts_, taken_, ll_sums_, sorted_;
+    mutable std::vector<std::uint8_t> closed_, required_;
+};
+
+}  // namespace topoblock

@@ -1,0 +1,144 @@
+// `topoblock place` end to end: options, a topology file, events in, the
+// decisions and errors out.
+
+#include "../../examples/topoblock/place_command.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+struct outcome {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+outcome run(std::vector<std::string_view> args, const std::string& events) {
+    std::istringstream in(events);
+    std::ostringstream out, err;
+    const int status = topoblock::cli::run_place(args, in, out, err);
+    return {status, out.str(), err.str()};
+}
+
+// A file under the temporary directory holding `text`; returns its path.
+std::string write_file(const std::string& name, std::string_view text) {
+    const auto path = std::filesystem::temp_directory_path() / ("topoblock_place_" + name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+}
+
+const std::string eight_nodes =
+    write_file("eight.conf", "BlockName=b1 Nodes=node[1-4]\nBlockName=b2 Nodes=node[5-8]\nBlockSizes=4,8\n");
+
+}  // namespace
+
+TEST_CASE("place: Slurm's examples from a topology.conf") {
+    const auto r = run({"--topology", eight_nodes},
+                       "# 2, 3, 3 nodes\n"
+                       "alloc j1 nodes=2\nalloc j2 nodes=3\nalloc j3 nodes=3\n"
+                       "release j1\nrelease j2\n"
+                       "alloc j4 nodes=3\nalloc j5 nodes=5\n"
+                       "release j4\nrelease j5\n"
+                       "alloc j6 nodes=4 segment=2\n"
+                       "alloc j7 nodes=5 segment=2\n");
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out ==
+          "j1 node[5-6]\nj2 node[1-3]\nj3 PENDING fragmented\n"
+          "j4 node[5-7]\nj5 node[1-4,8]\n"
+          "j6 node[5-8]\nj7 PENDING invalid_request\n");
+}
+
+TEST_CASE("place: four racks from a topology.yaml, detected by content") {
+    const std::string yaml = write_file("racks.txt",
+                                        "- topology: racks\n"
+                                        "  cluster_default: true\n"
+                                        "  block:\n"
+                                        "    block_sizes: [18]\n"
+                                        "    blocks:\n"
+                                        "      - block: r1\n        nodes: n[01-18]\n"
+                                        "      - block: r2\n        nodes: n[19-36]\n"
+                                        "      - block: r3\n        nodes: n[37-54]\n"
+                                        "      - block: r4\n        nodes: n[55-72]\n");
+    const std::string option = "--topology=" + yaml;
+    const auto r = run({option},
+                       "alloc a nodes=4\nalloc b nodes=8\nalloc c nodes=18\nalloc d nodes=6\nalloc e nodes=12\n");
+    CHECK(r.status == 0);
+    CHECK(r.out == "a n[55-58]\nb n[59-66]\nc n[37-54]\nd n[67-72]\ne n[19-30]\n");
+}
+
+TEST_CASE("place: holds, health events and GPU-level jobs") {
+    const auto r = run({"--topology", eight_nodes, "--gpus-per-node", "8"},
+                       "hold running node[6-8]\n"
+                       "alloc g1 gpus=3\n"  // b2 has one free node, the tighter block
+                       "alloc g2 gpus=12\n"  // two whole-node's worth: 8 + 4 GPUs
+                       "down node1\n"
+                       "alloc n1 nodes=2 exclusive=topo\n"
+                       "up node1\n"
+                       "release running\n"
+                       "drain node[5-6]\n"
+                       "alloc n2 nodes=2\n");
+    CHECK(r.err == "");
+    CHECK(r.out ==
+          "g1 node5 node5:0-2\n"
+          "g2 node[1-2] node2:0-3\n"
+          "n1 PENDING fragmented\n"
+          "n2 node[7-8]\n");
+}
+
+TEST_CASE("place: other policies and presets") {
+    const auto r = run({"--topology", "nvl72:2", "--policy", "best-fit"}, "alloc a gpus=2\nalloc b nodes=18\n");
+    CHECK(r.status == 0);
+    CHECK(r.out == "a gb01 gb01:0-1\nb gb[19-36]\n");
+    const auto s = run({"--topology", "nvl72:2"}, "alloc a nodes=1\n");
+    CHECK(s.out == "a gb19\n");  // slurm-block on a preset: each rack a base block
+}
+
+TEST_CASE("place: a malformed line is reported with its line number and changes nothing") {
+    const auto r = run({"--topology", eight_nodes},
+                       "alloc a nodes=2\n"
+                       "alloc a nodes=1\n"
+                       "alloc b nodes=two\n"
+                       "alloc c\n"
+                       "alloc d nodes=1 colour=red\n"
+                       "hold e node[7-9]\n"
+                       "hold e node5\n"
+                       "release zz\n"
+                       "reboot node1\n"
+                       "down node[3-\n"
+                       "   # only a comment\n"
+                       "alloc f nodes=2\n");
+    CHECK(r.status == 1);
+    CHECK(r.out == "a node[5-6]\nf node[7-8]\n");
+    CHECK(r.err ==
+          "topoblock place: line 2, column 7: allocation 'a' is already running\n"
+          "topoblock place: line 3, column 15: expected a positive number, got 'two'\n"
+          "topoblock place: line 4, column 8: alloc needs nodes=N or gpus=N\n"
+          "topoblock place: line 5, column 17: unknown alloc option 'colour=red' (expected nodes=, gpus=, segment=, "
+          "spread-segments, exclusive=topo, locality=)\n"
+          "topoblock place: line 6, column 8: unknown node 'node9'\n"
+          "topoblock place: line 7, column 8: node 'node5' is not free\n"
+          "topoblock place: line 8, column 9: no running allocation 'zz'\n"
+          "topoblock place: line 9, column 1: unknown event 'reboot' (expected alloc, hold, release, down, drain or up)\n"
+          "topoblock place: line 10, column 10: unbalanced bracket: '[' is never closed\n");
+}
+
+TEST_CASE("place: command-line errors") {
+    CHECK(run({}, "").status == 2);
+    CHECK(run({"--topology", "nvl72:1", "--policy", "random"}, "").err.find("unknown policy 'random'") !=
+          std::string::npos);
+    CHECK(run({"--topology", "/no/such/file"}, "").status == 2);
+    CHECK(run({"--topology", eight_nodes, "--gpus-per-node", "0"}, "").status == 2);
+    const auto help = run({"--help"}, "");
+    CHECK(help.status == 0);
+    CHECK(help.out.find("alloc ID nodes=N") != std::string::npos);
+    const std::string tree = write_file("tree.conf", "SwitchName=s1 Nodes=n[1-2]\n");
+    CHECK(run({"--topology", tree}, "").err.find("needs a block topology") != std::string::npos);
+}
