@@ -131,7 +131,15 @@ public:
         double now() const noexcept { return e_.now_; }
         std::span<const std::uint32_t> queue() const noexcept { return e_.queue_; }
         const request& request_of(std::uint32_t j) const noexcept { return e_.requests_[j]; }
+        double duration_of(std::uint32_t j) const noexcept { return e_.jobs_[j].duration_s; }
         const Allocator& allocator() const noexcept { return e_.alloc_; }
+        Allocator& what_if() {
+            // Copy-assigning into the kept copy reuses its buffers: far fewer
+            // allocations than a fresh copy per pass.
+            if (e_.what_if_) *e_.what_if_ = e_.alloc_;
+            else e_.what_if_.emplace(e_.alloc_);
+            return *e_.what_if_;
+        }
         const std::set<std::pair<double, std::uint32_t>>& running_by_end() const noexcept { return e_.running_; }
         allocation_id allocation_of(std::uint32_t j) const noexcept { return e_.allocation_[j]; }
         std::span<const std::pair<double, node_id>> pending_repairs() const noexcept { return e_.repairs_; }
@@ -188,6 +196,7 @@ private:
         out.domains = record.domains;
         out.wait_s += now_ - enqueued_at_[j];
         comm_lost_gpu_hours_ += static_cast<double>(jobs_[j].gpus) * jobs_[j].duration_s * (slowdown - 1.0) / 3600.0;
+        useful_ += useful_share(j);
         allocation_[j] = *id;
         job_of_allocation_.emplace(id->value, j);
         running_.emplace(out.end_s, j);
@@ -243,7 +252,14 @@ private:
         }
     }
 
+    // What job j adds to the useful GPU count while it runs.
+    double useful_share(std::uint32_t j) const noexcept {
+        return static_cast<double>(jobs_[j].gpus) / (options_.cost.stretch_runtime ? outcomes_[j].slowdown : 1.0);
+    }
+
     void stop_running(std::uint32_t j) {
+        useful_ -= useful_share(j);
+        if (running_.empty()) useful_ = 0.0;  // no rounding residue when idle
         (void)alloc_.release(allocation_[j]);
         job_of_allocation_.erase(allocation_[j].value);
         allocation_[j] = {};
@@ -298,13 +314,16 @@ private:
         const double held = static_cast<double>(state.held_gpus() - state.held_gpus_on_down_nodes());
         const double idle = static_cast<double>(internal_fragmentation_of(state).idle_held_gpus);
         const double healthy = static_cast<double>(state.healthy_gpus());
+        const double useful = std::max(useful_, 0.0);
         const double in_window = std::max(0.0, std::min(t, window_s_) - std::min(last_t_, window_s_));
         const double all = t - last_t_;
         held_window_ += held * in_window;
         idle_window_ += idle * in_window;
+        useful_window_ += useful * in_window;
         healthy_window_ += healthy * in_window;
         held_all_ += held * all;
         idle_all_ += idle * all;
+        useful_all_ += useful * all;
         healthy_all_ += healthy * all;
         const std::size_t samples = options_.fragmentation_samples;
         while (next_sample_ < samples && window_s_ > 0.0) {
@@ -343,10 +362,12 @@ private:
         const auto& state = alloc_.state();
         const timeline_point p{now_, static_cast<std::uint32_t>(state.held_gpus() - state.held_gpus_on_down_nodes()),
                                static_cast<std::uint32_t>(state.requested_gpus()),
-                               static_cast<std::uint32_t>(state.healthy_gpus())};
+                               static_cast<std::uint32_t>(state.healthy_gpus()), std::max(useful_, 0.0)};
         if (!timeline_.empty()) {
             const auto& last = timeline_.back();
-            if (last.held == p.held && last.requested == p.requested && last.healthy == p.healthy) return;
+            if (last.held == p.held && last.requested == p.requested && last.healthy == p.healthy &&
+                last.useful == p.useful)
+                return;
             if (last.t == p.t) timeline_.pop_back();
         }
         timeline_.push_back(p);
@@ -385,6 +406,7 @@ private:
         if (healthy > 0.0) {
             s.utilization = (use_window ? held_window_ : held_all_) / healthy;
             s.idle_held = (use_window ? idle_window_ : idle_all_) / healthy;
+            s.useful_utilization = (use_window ? useful_window_ : useful_all_) / healthy;
         }
         double frag = 0.0;
         for (const auto& f : fragmentation_) frag += f.value;
@@ -400,6 +422,7 @@ private:
     }
 
     Allocator alloc_;
+    std::optional<Allocator> what_if_;
     const std::vector<job>& jobs_;
     const engine_options& options_;
     Queue queue_policy_;
@@ -426,6 +449,7 @@ private:
     double makespan_s_ = 0.0;
     double held_window_ = 0.0, idle_window_ = 0.0, healthy_window_ = 0.0;
     double held_all_ = 0.0, idle_all_ = 0.0, healthy_all_ = 0.0;
+    double useful_ = 0.0, useful_window_ = 0.0, useful_all_ = 0.0;
     double comm_lost_gpu_hours_ = 0.0, failure_lost_gpu_hours_ = 0.0;
     std::uint64_t requeues_ = 0;
 

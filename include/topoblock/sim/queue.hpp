@@ -5,11 +5,14 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/state/allocation.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 // Queue disciplines: which waiting jobs to start, and when. The engine calls
 // schedule(ctx) once per moment something changed (arrival, completion,
@@ -24,11 +27,14 @@
 // | ctx.queue()                 | span of job numbers waiting, in priority order         |
 // |                             | (submission order; a requeued job keeps its place)     |
 // | ctx.request_of(j)           | const request&: what job j asks the allocator for      |
+// | ctx.duration_of(j)          | double: j's run time before any communication slowdown |
 // | ctx.try_start(j)            | start_result: places j now if the policy can           |
 // | ctx.try_start(j, accept)    | as above, but first calls accept(id, record, end_s)    |
 // |                             | with the trial allocation and the planned end; false   |
 // |                             | undoes it                                              |
-// | ctx.allocator()             | const allocator&: copy it for what-if questions        |
+// | ctx.allocator()             | const allocator&: the cluster as it is now             |
+// | ctx.what_if()               | allocator&: a scratch copy of it, to change at will;   |
+// |                             | each call copies afresh (reusing the memory)           |
 // | ctx.running_by_end()        | ordered range of (end_s, job) of the running jobs      |
 // | ctx.allocation_of(j)        | allocation_id of running job j                         |
 // | ctx.pending_repairs()       | span of (repair_s, node) of the nodes now down, by time |
@@ -95,7 +101,7 @@ struct easy_backfill {
         // Built on the first candidate that could start: most passes on a
         // full cluster have none, and then cost no copy.
         using allocator_type = std::remove_cvref_t<decltype(ctx.allocator())>;
-        std::optional<allocator_type> scratch;
+        allocator_type* scratch = nullptr;
         std::optional<double> shadow;
         bool searched = false;
         placement trial;
@@ -103,7 +109,7 @@ struct easy_backfill {
         const auto accept = [&](allocation_id candidate, const allocation_record& record, double end_s) {
             if (!searched) {
                 searched = true;
-                scratch.emplace(ctx.allocator());
+                scratch = &ctx.what_if();
                 (void)scratch->release(candidate);  // the what-if starts from before the trial
                 shadow = reservation(ctx, *scratch, head_request, trial);
                 if (shadow) ctx.note_reservation(head, *shadow);
@@ -116,9 +122,28 @@ struct easy_backfill {
             (void)scratch->release(*held);
             return false;
         };
+        // A request declined with run time d is declined again with any run
+        // time >= d while nothing starts: same state, same placement, same
+        // slowdown, a later end. Remembering that keeps a long queue of
+        // identical small jobs from being tried one by one.
+        std::vector<std::pair<request, double>> declined;
         for (++i; i < queue.size(); ++i) {
             if (ctx.allocator().state().available().gpus == 0) break;
-            (void)ctx.try_start(queue[i], accept);
+            const std::uint32_t j = queue[i];
+            const request& req = ctx.request_of(j);
+            const double d = ctx.duration_of(j);
+            bool skip = false;
+            for (const auto& [r, shortest] : declined) skip = skip || (r == req && d >= shortest);
+            if (skip) continue;
+            const auto result = ctx.try_start(j, accept);
+            if (result.status == start_status::started) {
+                declined.clear();
+            } else if (result.status == start_status::declined) {
+                bool known = false;
+                for (auto& [r, shortest] : declined)
+                    if (r == req) shortest = std::min(shortest, d), known = true;
+                if (!known) declined.emplace_back(req, d);
+            }
         }
     }
 

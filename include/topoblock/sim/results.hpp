@@ -58,6 +58,10 @@ struct timeline_point {
     std::uint32_t held = 0;       // GPUs held on nodes that are not down
     std::uint32_t requested = 0;  // GPUs the running jobs asked for
     std::uint32_t healthy = 0;    // GPUs on nodes that are not down
+    // GPU time doing the jobs' work: each running job's asked GPUs divided
+    // by its communication slowdown (a job running 1.5x slower does 2/3 of
+    // the useful work its GPUs could).
+    double useful = 0.0;
 };
 
 struct fragmentation_sample {
@@ -84,6 +88,7 @@ struct summary {
     // Time averages over the arrival window [0, last submission] (the
     // offered load applies there; the drain at the end would dilute it):
     double utilization = 0.0;      // held GPUs / healthy GPUs
+    double useful_utilization = 0.0;  // useful GPU time / healthy GPU time (see timeline_point)
     double idle_held = 0.0;        // GPUs held beyond the ask (rounding) / healthy GPUs
     double external_fragmentation = 0.0;  // mean of the samples
     // Over jobs that started:
