@@ -98,7 +98,7 @@ public:
         std::size_t events = 0;
         bool stopped = false;
         while (true) {
-            const bool work_left = next_arrival_ < jobs_.size() || !running_.empty() || !queue_.empty();
+            const bool work_left = next_arrival_ < jobs_.size() || !running_.empty() || queue_.size() > gone_;
             if (!work_left) break;
             double next = none;
             if (next_arrival_ < jobs_.size()) next = jobs_[next_arrival_].submit_s;
@@ -130,6 +130,7 @@ public:
         explicit context(engine& e) noexcept : e_(e) {}
         double now() const noexcept { return e_.now_; }
         std::span<const std::uint32_t> queue() const noexcept { return e_.queue_; }
+        bool waiting(std::uint32_t j) const noexcept { return !e_.left_queue_[j]; }
         const request& request_of(std::uint32_t j) const noexcept { return e_.requests_[j]; }
         double duration_of(std::uint32_t j) const noexcept { return e_.jobs_[j].duration_s; }
         const Allocator& allocator() const noexcept { return e_.alloc_; }
@@ -140,6 +141,11 @@ public:
             else e_.what_if_.emplace(e_.alloc_);
             return *e_.what_if_;
         }
+        Allocator& kept_what_if() {
+            if (!e_.what_if_) e_.what_if_.emplace(e_.alloc_);
+            return *e_.what_if_;
+        }
+        std::uint64_t disruptions() const noexcept { return e_.node_events_; }
         const std::set<std::pair<double, std::uint32_t>>& running_by_end() const noexcept { return e_.running_; }
         allocation_id allocation_of(std::uint32_t j) const noexcept { return e_.allocation_[j]; }
         std::span<const std::pair<double, node_id>> pending_repairs() const noexcept { return e_.repairs_; }
@@ -204,9 +210,23 @@ private:
         return {start_status::started, errc::ok};
     }
 
+    // Jobs leave the queue by a flag; the vector is compacted once a good
+    // share of it is gone, so removals cost O(1) amortized, not O(queue).
     void leave_queue(std::uint32_t j) {
         left_queue_[j] = true;
-        queue_changed_ = true;
+        ++gone_;
+    }
+
+    void compact_queue() {
+        std::erase_if(queue_, [this](std::uint32_t j) { return left_queue_[j]; });
+        gone_ = 0;
+    }
+
+    // The first job still waiting, if any.
+    std::optional<std::uint32_t> queue_head() const {
+        for (const std::uint32_t j : queue_)
+            if (!left_queue_[j]) return j;
+        return std::nullopt;
     }
 
     void make_unplaceable(std::uint32_t j, errc why) {
@@ -220,22 +240,17 @@ private:
         refused_since_change_.clear();
         context ctx(*this);
         queue_policy_.schedule(ctx);
-        if (queue_changed_) {
-            std::erase_if(queue_, [this](std::uint32_t j) { return left_queue_[j]; });
-            queue_changed_ = false;
-        }
+        if (gone_ > 16 && gone_ * 4 > queue_.size()) compact_queue();
     }
 
     // On an empty, fully healthy cluster nothing will ever free more room, so
     // a head that still waits can never start: it is reported, not kept.
     void drop_stuck() {
-        while (!queue_.empty() && running_.empty() && repairs_.empty() &&
-               alloc_.state().healthy_gpus() == alloc_.topo().gpu_count()) {
-            const std::uint32_t head = queue_.front();
-            const errc why = outcomes_[head].reason == errc::ok ? errc::fragmented : outcomes_[head].reason;
-            make_unplaceable(head, why);
-            std::erase(queue_, head);
-            queue_changed_ = false;
+        while (running_.empty() && repairs_.empty() && alloc_.state().healthy_gpus() == alloc_.topo().gpu_count()) {
+            const auto head = queue_head();
+            if (!head) return;
+            const errc why = outcomes_[*head].reason == errc::ok ? errc::fragmented : outcomes_[*head].reason;
+            make_unplaceable(*head, why);
             pass();
         }
     }
@@ -268,6 +283,7 @@ private:
     void apply_node_events() {
         while (!failures_.empty() && failures_.next_time() <= now_) {
             const node_event e = failures_.pop();
+            ++node_events_;
             auto hit = alloc_.set_health(e.node, e.to);
             if (!hit) continue;
             std::erase_if(repairs_, [&](const auto& r) { return r.second == e.node; });
@@ -294,6 +310,7 @@ private:
         out.start_s = out.end_s = -1.0;
         out.domains = 0;
         enqueued_at_[j] = now_;
+        compact_queue();  // j's old entry must go before it comes back
         left_queue_[j] = false;
         queue_.insert(std::lower_bound(queue_.begin(), queue_.end(), j), j);
     }
@@ -438,7 +455,7 @@ private:
     std::set<std::pair<double, std::uint32_t>> running_;  // (end, job)
     std::vector<std::pair<double, node_id>> repairs_;     // (expected repair, node), by time
     std::vector<std::pair<request, errc>> refused_since_change_;
-    bool queue_changed_ = false;
+    std::size_t gone_ = 0;  // entries of queue_ that left
 
     std::size_t next_arrival_ = 0;
     std::size_t finished_ = 0;
@@ -452,6 +469,7 @@ private:
     double useful_ = 0.0, useful_window_ = 0.0, useful_all_ = 0.0;
     double comm_lost_gpu_hours_ = 0.0, failure_lost_gpu_hours_ = 0.0;
     std::uint64_t requeues_ = 0;
+    std::uint64_t node_events_ = 0;
 
     std::vector<topoblock::size_weight> size_mix_;
     std::size_t next_sample_ = 0;

@@ -24,8 +24,10 @@
 // | expression                  | result                                                 |
 // | --------------------------- | ------------------------------------------------------ |
 // | ctx.now()                   | double: the current time, seconds                      |
-// | ctx.queue()                 | span of job numbers waiting, in priority order         |
-// |                             | (submission order; a requeued job keeps its place)     |
+// | ctx.queue()                 | span of job numbers, in priority order (submission     |
+// |                             | order; a requeued job keeps its place); it may still   |
+// |                             | hold jobs that left the queue: skip them               |
+// | ctx.waiting(j)              | bool: j is still in the queue                          |
 // | ctx.request_of(j)           | const request&: what job j asks the allocator for      |
 // | ctx.duration_of(j)          | double: j's run time before any communication slowdown |
 // | ctx.try_start(j)            | start_result: places j now if the policy can           |
@@ -35,6 +37,9 @@
 // | ctx.allocator()             | const allocator&: the cluster as it is now             |
 // | ctx.what_if()               | allocator&: a scratch copy of it, to change at will;   |
 // |                             | each call copies afresh (reusing the memory)           |
+// | ctx.kept_what_if()          | allocator&: that copy as the last use left it          |
+// | ctx.disruptions()           | count of node failures and repairs so far: what no     |
+// |                             | reservation could foresee                              |
 // | ctx.running_by_end()        | ordered range of (end_s, job) of the running jobs      |
 // | ctx.allocation_of(j)        | allocation_id of running job j                         |
 // | ctx.pending_repairs()       | span of (repair_s, node) of the nodes now down, by time |
@@ -67,7 +72,7 @@ struct fifo {
     template <class Ctx>
     void schedule(Ctx& ctx) const {
         for (const std::uint32_t j : ctx.queue())
-            if (ctx.try_start(j).status == start_status::waits) return;
+            if (ctx.waiting(j) && ctx.try_start(j).status == start_status::waits) return;
     }
 };
 
@@ -80,20 +85,28 @@ struct fifo {
 // enough: the head may need them in one domain. So the reservation is found
 // on a scratch copy of the allocator: running jobs are released in order of
 // their end (and down nodes repaired at their expected repair time) until
-// the policy itself can place the head. A later job is then started if it
+// the policy itself can place the head. The copy, with the backfilled jobs
+// held on it, is kept for later passes while the head, the reservation and
+// the node health stay the same: every change in between was foreseen on it
+// (completions at their planned ends, backfills checked against it). A later job is then started if it
 // ends by the reservation, or if, with its GPUs also held on that scratch
 // copy (and those of every job backfilled past the reservation before it),
 // the policy can still place the head. Run times are known exactly (the
 // trace's, times the communication slowdown), so without failures the head
 // starts no later than its first reservation; tests/sim/queue.cpp checks it.
 struct easy_backfill {
+    // Backfill looks at no more than this many jobs behind the head per
+    // pass, as Slurm's bf_max_job_test (default 500) does: it bounds the
+    // cost of a pass when the queue is long.
+    std::size_t max_candidates = 500;
+
     std::string_view name() const noexcept { return "easy"; }
 
     template <class Ctx>
-    void schedule(Ctx& ctx) const {
+    void schedule(Ctx& ctx) {
         const auto queue = ctx.queue();
         std::size_t i = 0;
-        while (i < queue.size() && ctx.try_start(queue[i]).status != start_status::waits) ++i;
+        while (i < queue.size() && (!ctx.waiting(queue[i]) || ctx.try_start(queue[i]).status != start_status::waits)) ++i;
         if (i == queue.size()) return;
         const std::uint32_t head = queue[i];
         const request& head_request = ctx.request_of(head);
@@ -105,6 +118,11 @@ struct easy_backfill {
         std::optional<double> shadow;
         bool searched = false;
         placement trial;
+        if (kept_.valid && kept_.head == head && kept_.disruptions == ctx.disruptions() && kept_.shadow > ctx.now()) {
+            scratch = &ctx.kept_what_if();
+            shadow = kept_.shadow;
+            searched = true;
+        }
 
         const auto accept = [&](allocation_id candidate, const allocation_record& record, double end_s) {
             if (!searched) {
@@ -112,6 +130,7 @@ struct easy_backfill {
                 scratch = &ctx.what_if();
                 (void)scratch->release(candidate);  // the what-if starts from before the trial
                 shadow = reservation(ctx, *scratch, head_request, trial);
+                kept_ = {shadow.has_value(), head, shadow.value_or(0.0), ctx.disruptions()};
                 if (shadow) ctx.note_reservation(head, *shadow);
             }
             if (!shadow) return false;  // the head cannot be promised a time: protect it fully
@@ -127,9 +146,12 @@ struct easy_backfill {
         // slowdown, a later end. Remembering that keeps a long queue of
         // identical small jobs from being tried one by one.
         std::vector<std::pair<request, double>> declined;
-        for (++i; i < queue.size(); ++i) {
+        std::size_t candidates = 0;
+        for (++i; i < queue.size() && candidates < max_candidates; ++i) {
             if (ctx.allocator().state().available().gpus == 0) break;
             const std::uint32_t j = queue[i];
+            if (!ctx.waiting(j)) continue;
+            ++candidates;
             const request& req = ctx.request_of(j);
             const double d = ctx.duration_of(j);
             bool skip = false;
@@ -148,6 +170,15 @@ struct easy_backfill {
     }
 
 private:
+    // The reservation the kept what-if copy stands for.
+    struct kept_reservation {
+        bool valid = false;
+        std::uint32_t head = 0;
+        double shadow = 0.0;
+        std::uint64_t disruptions = 0;
+    };
+    kept_reservation kept_;
+
     // The earliest moment the head can be placed, with `scratch` advanced to
     // it; nullopt when even the emptied cluster cannot hold it.
     template <class Ctx, class Allocator>
