@@ -156,9 +156,10 @@ inline expected<topology, error> parse_topology_spec(std::string_view spec) {
             added = detail::add_preset_domains(builder, *shape, numbers[0]);
         } else if (fields[0] == "grid" && numbers.size() == 3) {
             ++grid_parts;
+            // Named strings: system_shape holds views, which must outlive it.
             const std::string prefix = grid_parts == 1 ? "n" : "g" + std::to_string(grid_parts) + "n";
-            const system_shape grid{"grid", prefix, grid_parts == 1 ? "d" : "g" + std::to_string(grid_parts) + "d",
-                                    numbers[1], numbers[2]};
+            const std::string domain_prefix = grid_parts == 1 ? "d" : "g" + std::to_string(grid_parts) + "d";
+            const system_shape grid{"grid", prefix, domain_prefix, numbers[1], numbers[2]};
             added = detail::add_preset_domains(builder, grid, numbers[0]);
         } else {
             return unexpected(make_error("unknown topology '" + std::string(part) +
