@@ -74,10 +74,11 @@ TEST_CASE("table, CSV and SVG carry every policy") {
     for (std::size_t at = a.csv.find('\n') + 1; at < a.csv.size(); at = a.csv.find('\n', at) + 1)
         CHECK(count(a.csv.substr(at, a.csv.find('\n', at) - at), ",") == fields);
     CHECK(a.csv.find("first-fit,easy,600,600,0,0,0,0,true,") != std::string::npos);
-    // SVG: two curves per policy (held, useful), one heat map per policy.
+    // SVG: three curves per policy (held, useful, fragmentation), one heat
+    // map per policy.
     CHECK(a.svg.starts_with("<svg"));
     CHECK(a.svg.ends_with("</svg>\n"));
-    CHECK(count(a.svg, "<polyline") == 4);
+    CHECK(count(a.svg, "<polyline") == 6);
     CHECK(count(a.svg, "occupancy</title>") == 2);
 }
 

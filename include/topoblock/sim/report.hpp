@@ -210,7 +210,8 @@ struct chart_box {
 inline std::string render_svg(std::span<const policy_result> results, const topology& topo, const svg_options& options = {}) {
     using detail::fixed;
     constexpr double width = 1200.0, margin = 70.0;
-    const rgb ink{0x22, 0x22, 0x22}, grey{0x77, 0x77, 0x77}, rule{0xdd, 0xdd, 0xdd}, alert{0xd5, 0x5e, 0x00};
+    // alert is a pure red, apart from every policy colour of the palette.
+    const rgb ink{0x22, 0x22, 0x22}, grey{0x77, 0x77, 0x77}, rule{0xdd, 0xdd, 0xdd}, alert{0xe0, 0x00, 0x10};
 
     // Heat map geometry: two maps per row.
     const std::uint32_t domains = std::max<std::uint32_t>(topo.domain_count(), 1);
@@ -224,7 +225,8 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
     const double bars_top = util_top + util_height + 80.0;
     const double bar_h = 16.0;
     const double bars_height = 40.0 + static_cast<double>(results.size()) * (bar_h + 6.0);
-    const double maps_top = bars_top + bars_height + 60.0;
+    const double frag_top = bars_top + bars_height + 50.0, frag_height = 110.0;
+    const double maps_top = frag_top + frag_height + 80.0;
     const double height = maps_top + 40.0 + static_cast<double>(map_rows) * (map_height + 20.0) + 20.0;
 
     svg_document doc(width, height);
@@ -324,6 +326,27 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
             doc.rect(x0 + name_w, y, std::max(w, 1.0), bar_h, {.fill = categorical(p)});
             doc.text({x0 + name_w + w + 5, y + bar_h - 4}, metrics[m].label(v), {11, ink});
         }
+    }
+
+    // ---- external fragmentation over time ---------------------------------
+    const detail::chart_box f{margin, frag_top, width - 2 * margin, frag_height};
+    double frag_max = 0.0;
+    for (const auto& r : results)
+        for (const auto& sample : r.fragmentation) frag_max = std::max(frag_max, sample.value);
+    frag_max = std::max(0.05, std::ceil(frag_max * 10.0) / 10.0);  // a round top, at least 5%
+    doc.text({f.x, f.y - 12},
+             "External fragmentation over time (free GPUs the job mix cannot use, lower is better; same time axis)",
+             {14, ink});
+    for (const double share : {0.0, frag_max / 2.0, frag_max}) {
+        const double y = f.y + f.height * (1.0 - share / frag_max);
+        doc.line({f.x, y}, {f.x + f.width, y}, {.stroke = rule});
+        doc.text({f.x - 8, y + 4}, detail::percent(share, 0), {11, grey, text_anchor::end});
+    }
+    for (std::size_t p = 0; p < results.size() && end > 0.0; ++p) {
+        std::vector<point> line;
+        for (const auto& sample : results[p].fragmentation)
+            line.push_back({f.x + f.width * sample.t / end, f.y + f.height * (1.0 - sample.value / frag_max)});
+        doc.polyline(line, {.stroke = categorical(p), .stroke_width = 2.0});
     }
 
     // ---- occupancy heat maps ----------------------------------------------
