@@ -1,15 +1,410 @@
 #pragma once
 
+// `topoblock simulate`: replays one workload under every chosen placement
+// policy on one topology and compares them. See docs/simulate.md.
+
+#include "policy_registry.hpp"
+
+#include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/queue.hpp>
+#include <topoblock/sim/report.hpp>
+#include <topoblock/sim/synthetic.hpp>
+#include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <chrono>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
+
+#if __has_include(<unistd.h>)
+#include <unistd.h>
+#define TOPOBLOCK_CLI_HAS_ISATTY 1
+#endif
 
 namespace topoblock::cli {
 
-// `topoblock simulate`: see docs/simulate.md.
-inline int simulate_main(const std::vector<std::string_view>&) {
-    std::fputs("topoblock simulate: not built yet (issue: trace-replay simulator)\n", stderr);
-    return 2;
+// Everything the command line sets, with the defaults of the main job.
+struct simulate_settings {
+    std::string topology = "nvl72:16";
+    std::string workload = "helios";
+    std::size_t jobs = 20000;                 // synthetic workloads only
+    std::optional<double> load;               // synthetic: 0.85 when unset; trace: rescale when set
+    std::string policies = "all";
+    std::string queue = "easy";
+    std::uint64_t seed = 1;
+    sim::engine_options engine;
+    locality where = locality::require;
+    policy_settings policy;
+    std::string csv_path;
+    std::string svg_path = "topoblock-comparison.svg";
+};
+
+namespace detail {
+
+inline void simulate_usage(std::FILE* to) {
+    std::fputs(
+        "usage: topoblock simulate [options]\n"
+        "Replays a workload under several placement policies on one cluster and compares them.\n"
+        "  --topology SPEC|FILE   cluster: nvl72:16 (default), gb300:8, nvl36x2:4, hgx8:64, grid:D:N:G,\n"
+        "                         parts joined by '+', @K groups K domains; FILE holds such a spec\n"
+        "  --workload NAME|FILE   helios (default), philly, llm (synthetic mixes) or a CSV trace\n"
+        "  --jobs N               jobs of a synthetic workload (default 20000)\n"
+        "  --load X               offered load (default 0.85 for synthetic mixes; for a trace,\n"
+        "                         rescales its arrival times to reach X; unset keeps them)\n"
+        "  --policy all|LIST      comma-separated policy names (default all)\n"
+        "  --queue easy|fifo      queue discipline (default easy: EASY backfill)\n"
+        "  --seed N               seed of the synthetic workload and the failures (default 1)\n"
+        "  --until T              stop at time T (seconds, or with suffix m, h, d)\n"
+        "  --snapshot T           moment of the heat map (default: middle of the arrivals)\n"
+        "  --locality require|prefer|any   how jobs treat NVLink domains (default require)\n"
+        "  --block-gpus N         sub-block size of block policies (default 8)\n"
+        "  --comm-share X         communication share of run time (default 0.1; 0 disables)\n"
+        "  --nvlink-gbps X        NVLink GB/s per GPU per direction (default 900)\n"
+        "  --ib-gbps X            InfiniBand GB/s per GPU per direction (default 50)\n"
+        "  --no-stretch           report the communication cost without lengthening jobs\n"
+        "  --node-mtbf-hours X    mean hours between failures of one node (default 0: none)\n"
+        "  --repair-hours X       hours a failed node stays down (default 4)\n"
+        "  --csv FILE             also write the comparison as CSV\n"
+        "  --svg FILE             picture (default topoblock-comparison.svg; '-' for none)\n",
+        to);
+}
+
+inline bool parse_number(std::string_view text, double& out) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc{} && end == text.data() + text.size();
+}
+
+inline bool parse_number(std::string_view text, std::uint64_t& out) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc{} && end == text.data() + text.size();
+}
+
+// "90", "90s", "30m", "12h", "7d" -> seconds.
+inline bool parse_time(std::string_view text, double& out) {
+    double scale = 1.0;
+    if (!text.empty()) {
+        switch (text.back()) {
+            case 's': scale = 1.0; break;
+            case 'm': scale = 60.0; break;
+            case 'h': scale = 3600.0; break;
+            case 'd': scale = 86400.0; break;
+            default: scale = 0.0;
+        }
+        if (scale != 0.0) text.remove_suffix(1);
+        else scale = 1.0;
+    }
+    if (!parse_number(text, out) || out < 0.0) return false;
+    out *= scale;
+    return true;
+}
+
+inline std::optional<std::string> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A spec, or a file holding one (blank lines and # comments skipped).
+inline expected<topology, error> load_topology(const std::string& arg) {
+    std::error_code ec;
+    if (arg.find(':') == std::string::npos && std::filesystem::is_regular_file(arg, ec)) {
+        const auto text = read_file(arg);
+        if (!text) return unexpected(make_error("cannot read topology file '" + arg + "'"));
+        std::string spec;
+        std::istringstream lines(*text);
+        for (std::string line; std::getline(lines, line);) {
+            line = line.substr(0, line.find('#'));
+            for (const char c : line)
+                if (c != ' ' && c != '\t' && c != '\r') spec += c;
+        }
+        auto t = parse_topology_spec(spec);
+        if (!t) {
+            auto e = std::move(t).error();
+            e.message = arg + ": " + e.message;
+            return unexpected(std::move(e));
+        }
+        return t;
+    }
+    return parse_topology_spec(arg);
+}
+
+struct loaded_workload {
+    sim::workload jobs;
+    std::string description;
+    double offered_load = 0.0;   // the target (synthetic) or the trace's own
+    double realized_load = 0.0;  // what a synthetic draw actually asks; 0 for traces
+};
+
+// Offered load of a workload on `gpus` GPUs: GPU-seconds asked over
+// GPU-seconds available between the first and the last submission.
+inline double offered_load_of(const sim::workload& w, std::uint64_t gpus) {
+    if (w.jobs.size() < 2 || gpus == 0) return 0.0;
+    double work = 0.0;
+    for (const auto& j : w.jobs) work += static_cast<double>(j.gpus) * j.duration_s;
+    const double span = w.jobs.back().submit_s - w.jobs.front().submit_s;
+    return span > 0.0 ? work / (span * static_cast<double>(gpus)) : 0.0;
+}
+
+inline expected<loaded_workload, error> load_workload(const simulate_settings& s, const topology& topo) {
+    loaded_workload out;
+    if (auto mix = sim::find_mix(s.workload)) {
+        sim::generate_options g;
+        g.jobs = s.jobs;
+        g.offered_load = s.load.value_or(0.85);
+        g.cluster_gpus = topo.gpu_count();
+        g.seed = s.seed;
+        out.jobs = sim::generate(*mix, g);
+        out.offered_load = g.offered_load;
+        out.description = s.workload + "-like synthetic mix, " + std::to_string(out.jobs.jobs.size()) + " jobs";
+        // Heavy-tailed run times make one draw's load differ from the target.
+        out.realized_load = offered_load_of(out.jobs, topo.gpu_count());
+        return out;
+    }
+    auto read = sim::read_trace_csv_file(s.workload);
+    if (!read) return unexpected(std::move(read).error());
+    for (const auto& bad : read->bad_rows)
+        std::fprintf(stderr, "topoblock simulate: %s: skipped %s\n", s.workload.c_str(), bad.to_string().c_str());
+    out.jobs = std::move(read->jobs);
+    const double natural = offered_load_of(out.jobs, topo.gpu_count());
+    out.offered_load = natural;
+    if (s.load && natural > 0.0) {
+        // Compress or stretch the gaps between arrivals; sizes and run times stay.
+        const double scale = natural / *s.load;
+        for (auto& j : out.jobs.jobs) j.submit_s *= scale;
+        out.offered_load = *s.load;
+    }
+    out.description = out.jobs.name + " trace, " + std::to_string(out.jobs.jobs.size()) + " jobs";
+    return out;
+}
+
+inline bool stderr_is_terminal() {
+#ifdef TOPOBLOCK_CLI_HAS_ISATTY
+    return isatty(2) != 0;
+#else
+    return false;
+#endif
+}
+
+// Parses argv into settings; returns an exit code when the command should
+// stop (help: 0, bad usage: 2).
+inline std::optional<int> parse_simulate_args(const std::vector<std::string_view>& args, simulate_settings& s) {
+    const auto bad = [](std::string_view what) {
+        std::fprintf(stderr, "topoblock simulate: %.*s\n", static_cast<int>(what.size()), what.data());
+        std::fputs("Run `topoblock simulate --help` for the options.\n", stderr);
+        return std::optional<int>(2);
+    };
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view flag = args[i];
+        if (flag == "--help" || flag == "-h") {
+            simulate_usage(stdout);
+            return 0;
+        }
+        if (flag == "--no-stretch") {
+            s.engine.cost.stretch_runtime = false;
+            continue;
+        }
+        if (i + 1 >= args.size()) return bad("option " + std::string(flag) + " needs a value");
+        const std::string_view value = args[++i];
+        const std::string v(value);
+        double number = 0.0;
+        std::uint64_t count = 0;
+        const auto want_number = [&](double lo) { return parse_number(value, number) && number >= lo; };
+        if (flag == "--topology") s.topology = v;
+        else if (flag == "--workload") s.workload = v;
+        else if (flag == "--policy") s.policies = v;
+        else if (flag == "--csv") s.csv_path = v;
+        else if (flag == "--svg") s.svg_path = value == "-" ? "" : v;
+        else if (flag == "--queue") {
+            if (value != "easy" && value != "fifo") return bad("--queue takes easy or fifo");
+            s.queue = v;
+        } else if (flag == "--jobs") {
+            if (!parse_number(value, count) || count == 0) return bad("--jobs takes a positive whole number");
+            s.jobs = static_cast<std::size_t>(count);
+        } else if (flag == "--seed") {
+            if (!parse_number(value, count)) return bad("--seed takes a whole number");
+            s.seed = s.engine.seed = count;
+        } else if (flag == "--load") {
+            if (!want_number(0.0) || number <= 0.0) return bad("--load takes a positive number, e.g. 0.85");
+            s.load = number;
+        } else if (flag == "--until" || flag == "--snapshot") {
+            if (!parse_time(value, number)) return bad(std::string(flag) + " takes a time: 3600, 90m, 12h, 7d");
+            (flag == "--until" ? s.engine.until_s : s.engine.snapshot_s) = number;
+        } else if (flag == "--locality") {
+            if (value == "require") s.where = locality::require;
+            else if (value == "prefer") s.where = locality::prefer;
+            else if (value == "any") s.where = locality::any;
+            else return bad("--locality takes require, prefer or any");
+        } else if (flag == "--block-gpus") {
+            if (!parse_number(value, count) || count == 0) return bad("--block-gpus takes a positive whole number");
+            s.policy.block_gpus = static_cast<std::uint32_t>(count);
+        } else if (flag == "--comm-share") {
+            if (!want_number(0.0) || number > 1.0) return bad("--comm-share takes a number in [0, 1]");
+            s.engine.cost.comm_share = number;
+        } else if (flag == "--nvlink-gbps") {
+            if (!want_number(0.0) || number <= 0.0) return bad("--nvlink-gbps takes a positive number");
+            s.engine.cost.nvlink_gb_per_s = number;
+        } else if (flag == "--ib-gbps") {
+            if (!want_number(0.0) || number <= 0.0) return bad("--ib-gbps takes a positive number");
+            s.engine.cost.infiniband_gb_per_s = number;
+        } else if (flag == "--node-mtbf-hours") {
+            if (!want_number(0.0)) return bad("--node-mtbf-hours takes a number >= 0");
+            s.engine.failures.node_mtbf_hours = number;
+        } else if (flag == "--repair-hours") {
+            if (!want_number(0.0)) return bad("--repair-hours takes a number >= 0");
+            s.engine.failures.repair_hours = number;
+        } else {
+            --i;
+            return bad("unknown option '" + std::string(flag) + "'");
+        }
+    }
+    return std::nullopt;
+}
+
+inline std::vector<std::string> split_list(std::string_view text) {
+    std::vector<std::string> out;
+    for (std::size_t start = 0; start <= text.size();) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        if (comma > start) out.emplace_back(text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+// Shows how far the replay is when it takes long; nothing when stderr is not
+// a terminal (logs and pipes stay clean).
+class progress_line {
+public:
+    explicit progress_line(bool enabled) : enabled_(enabled), start_(clock::now()) {}
+
+    void show(std::string_view policy, std::size_t index, std::size_t count, double done) {
+        if (!enabled_) return;
+        const auto now = clock::now();
+        if (now - start_ < std::chrono::milliseconds(700) || now - last_ < std::chrono::milliseconds(200)) return;
+        last_ = now;
+        shown_ = true;
+        std::fprintf(stderr, "\r  simulating %.*s (%zu/%zu): %3.0f%%   ", static_cast<int>(policy.size()), policy.data(),
+                     index + 1, count, 100.0 * done);
+        std::fflush(stderr);
+    }
+    void clear() {
+        if (shown_) std::fputs("\r\033[K", stderr);
+        shown_ = false;
+    }
+    double seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
+
+private:
+    using clock = std::chrono::steady_clock;
+    bool enabled_;
+    clock::time_point start_, last_{};
+    bool shown_ = false;
+};
+
+inline bool write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    return static_cast<bool>(out.flush());
+}
+
+}  // namespace detail
+
+inline int simulate_main(const std::vector<std::string_view>& args) {
+    simulate_settings s;
+    if (const auto stop = detail::parse_simulate_args(args, s)) return *stop;
+
+    auto topo = detail::load_topology(s.topology);
+    if (!topo) {
+        std::fprintf(stderr, "topoblock simulate: --topology: %s\n", topo.error().to_string().c_str());
+        return 2;
+    }
+    auto loaded = detail::load_workload(s, *topo);
+    if (!loaded) {
+        std::fprintf(stderr, "topoblock simulate: --workload: %s\n", loaded.error().to_string().c_str());
+        return 2;
+    }
+    std::vector<std::string> names;
+    if (s.policies == "all") names.assign(policy_names.begin(), policy_names.end());
+    else names = detail::split_list(s.policies);
+    for (const auto& name : names)
+        if (!with_policy(name, s.policy, [](auto&&) {})) {
+            std::string known;
+            for (const auto& n : policy_names) known += (known.empty() ? "" : ", ") + std::string(n);
+            std::fprintf(stderr, "topoblock simulate: unknown policy '%s' (known: %s)\n", name.c_str(), known.c_str());
+            return 2;
+        }
+    if (names.empty()) {
+        std::fputs("topoblock simulate: --policy names no policy\n", stderr);
+        return 2;
+    }
+
+    const locality where = s.where;
+    s.engine.to_request = [where](const sim::job& j) { return request::gpus(j.gpus).with_locality(where); };
+    detail::progress_line progress(detail::stderr_is_terminal());
+    std::vector<sim::policy_result> results;
+    for (std::size_t p = 0; p < names.size(); ++p) {
+        s.engine.progress = [&](double done) { progress.show(names[p], p, names.size(), done); };
+        bool built = true;
+        with_policy(names[p], s.policy, [&](auto policy) {
+            auto alloc = allocator<decltype(policy)>::create(*topo, policy);
+            if (!alloc) {
+                std::fprintf(stderr, "topoblock simulate: %s\n", alloc.error().to_string().c_str());
+                built = false;
+                return;
+            }
+            if (s.queue == "fifo")
+                results.push_back(sim::simulate(std::move(*alloc), loaded->jobs, s.engine, sim::fifo{}));
+            else
+                results.push_back(sim::simulate(std::move(*alloc), loaded->jobs, s.engine, sim::easy_backfill{}));
+        });
+        if (!built) return 1;
+    }
+    progress.clear();
+
+    const std::string queue = s.queue == "fifo" ? "FIFO" : "EASY backfill";
+    const std::string cluster = s.topology + " (" + std::to_string(topo->gpu_count()) + " GPUs in " +
+                                std::to_string(topo->domain_count()) + " NVLink domains)";
+    std::string load = loaded->offered_load > 0.0 ? sim::detail::percent(loaded->offered_load, 0) : "?";
+    if (loaded->realized_load > 0.0) load += " (this draw: " + sim::detail::percent(loaded->realized_load, 0) + ")";
+    const std::string title = loaded->description + " at " + load + " offered load on " + cluster + ", " + queue;
+    std::fputs(sim::format_table(results, "topoblock simulate: " + title).c_str(), stdout);
+
+    int status = 0;
+    for (const auto& r : results)
+        if (!r.totals.conserved) status = 1;
+    if (!s.csv_path.empty()) {
+        if (detail::write_text(s.csv_path, sim::format_csv(results)))
+            std::printf("\nwrote %s\n", s.csv_path.c_str());
+        else
+            std::fprintf(stderr, "topoblock simulate: cannot write '%s'\n", s.csv_path.c_str()), status = 1;
+    }
+    if (!s.svg_path.empty()) {
+        sim::svg_options picture;
+        picture.title = "Placement policies on " + s.topology + ": " + loaded->description;
+        picture.subtitle = "at " + load + " offered load, " + queue + ", seed " + std::to_string(s.seed) +
+                           "; topoblock simulate";
+        picture.offered_load = loaded->offered_load;
+        if (detail::write_text(s.svg_path, sim::render_svg(results, *topo, picture))) {
+            std::error_code ec;
+            const auto where_written = std::filesystem::absolute(s.svg_path, ec);
+            std::printf("\nwrote %s (open it in a web browser)\n", (ec ? s.svg_path : where_written.string()).c_str());
+        } else {
+            std::fprintf(stderr, "topoblock simulate: cannot write '%s'\n", s.svg_path.c_str());
+            status = 1;
+        }
+    }
+    std::fprintf(stderr, "simulated %zu jobs under %zu policies in %.1f s\n", loaded->jobs.jobs.size(), names.size(),
+                 progress.seconds());
+    return status;
 }
 
 }  // namespace topoblock::cli

@@ -1,0 +1,203 @@
+#pragma once
+
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/state/allocation.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// Queue disciplines: which waiting jobs to start, and when. The engine calls
+// schedule(ctx) once per moment something changed (arrival, completion,
+// failure, repair); the discipline starts jobs through ctx. Documented in
+// docs/simulate.md ("Queueing").
+//
+// What the engine's context offers (Ctx in schedule):
+//
+// | expression                  | result                                                 |
+// | --------------------------- | ------------------------------------------------------ |
+// | ctx.now()                   | double: the current time, seconds                      |
+// | ctx.queue()                 | span of job numbers, in priority order (submission     |
+// |                             | order; a requeued job keeps its place); it may still   |
+// |                             | hold jobs that left the queue: skip them               |
+// | ctx.waiting(j)              | bool: j is still in the queue                          |
+// | ctx.request_of(j)           | const request&: what job j asks the allocator for      |
+// | ctx.duration_of(j)          | double: j's run time before any communication slowdown |
+// | ctx.try_start(j)            | start_result: places j now if the policy can           |
+// | ctx.try_start(j, accept)    | as above, but first calls accept(id, record, end_s)    |
+// |                             | with the trial allocation and the planned end; false   |
+// |                             | undoes it                                              |
+// | ctx.allocator()             | const allocator&: the cluster as it is now             |
+// | ctx.what_if()               | allocator&: a scratch copy of it, to change at will;   |
+// |                             | each call copies afresh (reusing the memory)           |
+// | ctx.kept_what_if()          | allocator&: that copy as the last use left it          |
+// | ctx.disruptions()           | count of node failures and repairs so far: what no     |
+// |                             | reservation could foresee                              |
+// | ctx.running_by_end()        | ordered range of (end_s, job) of the running jobs      |
+// | ctx.allocation_of(j)        | allocation_id of running job j                         |
+// | ctx.pending_repairs()       | span of (repair_s, node) of the nodes now down, by time |
+// | ctx.note_reservation(j, t)  | records that job j was promised a start at t           |
+//
+// A job the policy can never place (errc::invalid_request,
+// unsupported_request, exceeds_cluster, exceeds_domain, policy_error) leaves
+// the queue as unplaceable inside try_start; the discipline just moves on.
+
+namespace topoblock::sim {
+
+enum class start_status : std::uint8_t {
+    started,   // placed and running
+    declined,  // placeable, but accept() said no: nothing changed
+    waits,     // not now (insufficient_free, fragmented, exceeds_healthy)
+    never,     // never placeable: reported as unplaceable
+};
+
+struct start_result {
+    start_status status = start_status::waits;
+    errc reason = errc::ok;
+};
+
+// First come, first served: start jobs in order, stop at the first that does
+// not fit. Nothing overtakes the head, so big jobs are never starved, and
+// small jobs wait behind them.
+struct fifo {
+    std::string_view name() const noexcept { return "fifo"; }
+
+    template <class Ctx>
+    void schedule(Ctx& ctx) const {
+        for (const std::uint32_t j : ctx.queue())
+            if (ctx.waiting(j) && ctx.try_start(j).status == start_status::waits) return;
+    }
+};
+
+// EASY backfill (Lifka 1995; Slurm's sched/backfill in its common setup):
+// FIFO until the head job does not fit; the head gets a reservation at the
+// earliest time it can start; later jobs may start now if they do not delay
+// that reservation.
+//
+// With topology constraints "enough free GPUs at the reservation" is not
+// enough: the head may need them in one domain. So the reservation is found
+// on a scratch copy of the allocator: running jobs are released in order of
+// their end (and down nodes repaired at their expected repair time) until
+// the policy itself can place the head. The copy, with the backfilled jobs
+// held on it, is kept for later passes while the head, the reservation and
+// the node health stay the same: every change in between was foreseen on it
+// (completions at their planned ends, backfills checked against it). A later job is then started if it
+// ends by the reservation, or if, with its GPUs also held on that scratch
+// copy (and those of every job backfilled past the reservation before it),
+// the policy can still place the head. Run times are known exactly (the
+// trace's, times the communication slowdown), so without failures the head
+// starts no later than its first reservation; tests/sim/queue.cpp checks it.
+struct easy_backfill {
+    // Backfill looks at no more than this many jobs behind the head per
+    // pass, as Slurm's bf_max_job_test (default 500) does: it bounds the
+    // cost of a pass when the queue is long.
+    std::size_t max_candidates = 500;
+
+    std::string_view name() const noexcept { return "easy"; }
+
+    template <class Ctx>
+    void schedule(Ctx& ctx) {
+        const auto queue = ctx.queue();
+        std::size_t i = 0;
+        while (i < queue.size() && (!ctx.waiting(queue[i]) || ctx.try_start(queue[i]).status != start_status::waits)) ++i;
+        if (i == queue.size()) return;
+        const std::uint32_t head = queue[i];
+        const request& head_request = ctx.request_of(head);
+
+        // Built on the first candidate that could start: most passes on a
+        // full cluster have none, and then cost no copy.
+        using allocator_type = std::remove_cvref_t<decltype(ctx.allocator())>;
+        allocator_type* scratch = nullptr;
+        std::optional<double> shadow;
+        bool searched = false;
+        placement trial;
+        if (kept_.valid && kept_.head == head && kept_.disruptions == ctx.disruptions() && kept_.shadow > ctx.now()) {
+            scratch = &ctx.kept_what_if();
+            shadow = kept_.shadow;
+            searched = true;
+        }
+
+        const auto accept = [&](allocation_id candidate, const allocation_record& record, double end_s) {
+            if (!searched) {
+                searched = true;
+                scratch = &ctx.what_if();
+                (void)scratch->release(candidate);  // the what-if starts from before the trial
+                shadow = reservation(ctx, *scratch, head_request, trial);
+                kept_ = {shadow.has_value(), head, shadow.value_or(0.0), ctx.disruptions()};
+                if (shadow) ctx.note_reservation(head, *shadow);
+            }
+            if (!shadow) return false;  // the head cannot be promised a time: protect it fully
+            if (end_s <= *shadow) return true;
+            auto held = scratch->hold(record.pieces, record.asked);
+            if (!held) return false;
+            if (scratch->plan(head_request, trial) == errc::ok) return true;
+            (void)scratch->release(*held);
+            return false;
+        };
+        // A request declined with run time d is declined again with any run
+        // time >= d while nothing starts: same state, same placement, same
+        // slowdown, a later end. Remembering that keeps a long queue of
+        // identical small jobs from being tried one by one.
+        std::vector<std::pair<request, double>> declined;
+        std::size_t candidates = 0;
+        for (++i; i < queue.size() && candidates < max_candidates; ++i) {
+            if (ctx.allocator().state().available().gpus == 0) break;
+            const std::uint32_t j = queue[i];
+            if (!ctx.waiting(j)) continue;
+            ++candidates;
+            const request& req = ctx.request_of(j);
+            const double d = ctx.duration_of(j);
+            bool skip = false;
+            for (const auto& [r, shortest] : declined) skip = skip || (r == req && d >= shortest);
+            if (skip) continue;
+            const auto result = ctx.try_start(j, accept);
+            if (result.status == start_status::started) {
+                declined.clear();
+            } else if (result.status == start_status::declined) {
+                bool known = false;
+                for (auto& [r, shortest] : declined)
+                    if (r == req) shortest = std::min(shortest, d), known = true;
+                if (!known) declined.emplace_back(req, d);
+            }
+        }
+    }
+
+private:
+    // The reservation the kept what-if copy stands for.
+    struct kept_reservation {
+        bool valid = false;
+        std::uint32_t head = 0;
+        double shadow = 0.0;
+        std::uint64_t disruptions = 0;
+    };
+    kept_reservation kept_;
+
+    // The earliest moment the head can be placed, with `scratch` advanced to
+    // it; nullopt when even the emptied cluster cannot hold it.
+    template <class Ctx, class Allocator>
+    static std::optional<double> reservation(Ctx& ctx, Allocator& scratch, const request& head, placement& trial) {
+        const auto& running = ctx.running_by_end();
+        const auto repairs = ctx.pending_repairs();
+        auto next_end = running.begin();
+        std::size_t next_repair = 0;
+        while (next_end != running.end() || next_repair < repairs.size()) {
+            double t = next_end != running.end() ? next_end->first : repairs[next_repair].first;
+            if (next_repair < repairs.size() && repairs[next_repair].first < t) t = repairs[next_repair].first;
+            for (; next_end != running.end() && next_end->first <= t; ++next_end)
+                (void)scratch.release(ctx.allocation_of(next_end->second));
+            for (; next_repair < repairs.size() && repairs[next_repair].first <= t; ++next_repair)
+                (void)scratch.up(repairs[next_repair].second);
+            if (scratch.plan(head, trial) == errc::ok) return t;
+        }
+        return std::nullopt;
+    }
+};
+
+}  // namespace topoblock::sim

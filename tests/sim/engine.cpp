@@ -1,0 +1,165 @@
+#include <topoblock/sim/engine.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace topoblock;
+using namespace topoblock::sim;
+
+namespace {
+
+// 2 domains of 2 nodes x 4 GPUs: 16 GPUs, 8 per domain.
+topology tiny() {
+    auto t = parse_topology_spec("grid:2:2:4");
+    REQUIRE(t.has_value());
+    return std::move(t).value();
+}
+
+workload jobs_of(std::vector<job> jobs) {
+    workload w{"hand", std::move(jobs)};
+    number_and_sort(w);
+    return w;
+}
+
+template <class Policy = best_fit, class Queue = easy_backfill>
+policy_result replay(const workload& w, engine_options options = {}, Queue queue = {}) {
+    auto a = allocator<Policy>::create(tiny());
+    REQUIRE(a.has_value());
+    return simulate(std::move(*a), w, options, queue);
+}
+
+// The hand-checked timeline of docs/simulate.md:
+//   j0  t=0  8 GPUs 10 s   j1  t=0  8 GPUs 5 s    j2  t=1 16 GPUs 2 s
+//   j3  t=2  4 GPUs  3 s   j4  t=6  4 GPUs 10 s   j5  t=7 32 GPUs (larger than the cluster)
+workload hand() {
+    return jobs_of({{0, 0, 8, 0, 10}, {0, 0, 8, 0, 5}, {0, 1, 16, 0, 2}, {0, 2, 4, 0, 3}, {0, 6, 4, 0, 10}, {0, 7, 32, 0, 1}});
+}
+
+void check_job(const policy_result& r, std::size_t j, double start, double end) {
+    CAPTURE(j);
+    CHECK(r.jobs[j].state == job_state::completed);
+    CHECK(r.jobs[j].start_s == start);
+    CHECK(r.jobs[j].end_s == end);
+}
+
+}  // namespace
+
+TEST_CASE("hand-checked replay under EASY backfill") {
+    const auto r = replay(hand());
+    check_job(r, 0, 0, 10);
+    check_job(r, 1, 0, 5);
+    // j2 needs the whole cluster: reserved for t=10, when j0 ends.
+    check_job(r, 2, 10, 12);
+    CHECK(r.jobs[2].reserved_s == 10);
+    // j3 starts at 5 in j1's room and ends at 8, before the reservation.
+    check_job(r, 3, 5, 8);
+    // j4 would run past 10 on GPUs j2 needs: it waits for j2.
+    check_job(r, 4, 12, 22);
+    CHECK(r.jobs[5].state == job_state::unplaceable);
+    CHECK(r.jobs[5].reason == errc::exceeds_cluster);
+    CHECK(r.totals.conserved);
+    CHECK(r.totals.completed == 5);
+    CHECK(r.totals.unplaceable == 1);
+    CHECK(r.totals.makespan_s == 22);
+    CHECK(r.jobs[3].wait_s == 3);
+    CHECK(r.jobs[4].wait_s == 6);
+    CHECK(r.policy == "best-fit");
+    CHECK(r.queue == "easy");
+}
+
+TEST_CASE("hand-checked replay under FIFO") {
+    const auto r = replay(hand(), {}, fifo{});
+    check_job(r, 0, 0, 10);
+    check_job(r, 1, 0, 5);
+    check_job(r, 2, 10, 12);
+    check_job(r, 3, 12, 15);
+    check_job(r, 4, 12, 22);
+    CHECK(r.jobs[2].reserved_s < 0);  // FIFO promises nothing
+    CHECK(r.totals.conserved);
+    CHECK(r.queue == "fifo");
+}
+
+TEST_CASE("utilization is the time average over the arrival window") {
+    // One 8-GPU job from 0 to 10 on 16 GPUs; the last arrival at 10.
+    const auto r = replay(jobs_of({{0, 0, 8, 0, 10}, {0, 10, 1, 0, 1}}));
+    CHECK(r.totals.utilization == doctest::Approx(0.5));
+    CHECK(r.totals.idle_held == 0.0);
+    REQUIRE(!r.timeline.empty());
+    CHECK(r.timeline.front().held == 8);
+    CHECK(r.totals.makespan_s == 11);
+}
+
+TEST_CASE("a job split across domains runs slower by the cost model") {
+    // first-fit puts the 8-GPU job on GPUs 4..11: two domains where one would do.
+    const auto w = jobs_of({{0, 0, 4, 0, 100}, {0, 0, 8, 0, 100}});
+    engine_options options;
+    options.cost.comm_share = 0.1;
+    const auto r = replay<first_fit>(w, options);
+    CHECK(r.jobs[1].domains == 2);
+    const double factor = options.cost.slowdown(2, 1);
+    CHECK(factor == doctest::Approx(1.0 + 0.1 * 0.5 * 17.0));
+    CHECK(r.jobs[1].end_s == doctest::Approx(100.0 * factor));
+    CHECK(r.totals.comm_lost_gpu_hours == doctest::Approx(8 * 100.0 * (factor - 1.0) / 3600.0));
+    CHECK(r.totals.split_jobs == doctest::Approx(0.5));
+    // best-fit keeps it in one domain: no loss.
+    const auto b = replay(w, options);
+    CHECK(b.jobs[1].domains == 1);
+    CHECK(b.totals.comm_lost_gpu_hours == 0.0);
+    CHECK(b.totals.split_jobs == 0.0);
+    // Report-only mode keeps run times.
+    options.cost.stretch_runtime = false;
+    const auto k = replay<first_fit>(w, options);
+    CHECK(k.jobs[1].end_s == 100.0);
+    CHECK(k.totals.comm_lost_gpu_hours > 0.0);
+}
+
+TEST_CASE("a node failure requeues the jobs it hits; none is lost") {
+    engine_options options;
+    options.failures.repair_hours = 0.0;
+    // Node 0 (domain 0) fails at t=3 and comes back at t=4.
+    options.failures.scheduled = {{3, 0, node_health::down}, {4, 0, node_health::up}};
+    const auto r = replay(jobs_of({{0, 0, 8, 0, 10}, {0, 0, 8, 0, 10}}), options);
+    CHECK(r.totals.conserved);
+    CHECK(r.totals.completed == 2);
+    CHECK(r.totals.requeues == 1);
+    const auto& hit = r.jobs[0].failures == 1 ? r.jobs[0] : r.jobs[1];
+    CHECK(hit.failures == 1);
+    // Restarted from scratch when its domain was whole again.
+    CHECK(hit.start_s == 4);
+    CHECK(hit.end_s == 14);
+    CHECK(hit.wait_s == 1);
+    CHECK(r.totals.failure_lost_gpu_hours == doctest::Approx(8 * 3 / 3600.0));
+}
+
+TEST_CASE("random failures: conservation and the same schedule for every policy") {
+    engine_options options;
+    options.failures.node_mtbf_hours = 0.02;  // 72 s: many failures
+    options.failures.repair_hours = 0.005;
+    std::vector<job> jobs;
+    for (std::uint32_t i = 0; i < 60; ++i) jobs.push_back({0, i * 5.0, 1 + i % 8, 0, 30.0 + i % 7 * 10});
+    const auto w = jobs_of(jobs);
+    const auto b = replay(w, options);
+    const auto f = replay<first_fit>(w, options);
+    CHECK(b.totals.conserved);
+    CHECK(f.totals.conserved);
+    CHECK(b.totals.completed == 60);
+    CHECK(f.totals.completed == 60);
+    CHECK(b.totals.requeues > 0);
+}
+
+TEST_CASE("--until stops the replay with jobs running and waiting") {
+    engine_options options;
+    options.until_s = 6.0;
+    const auto r = replay(hand(), options);
+    CHECK(r.totals.conserved);
+    CHECK(r.totals.completed == 1);  // j1
+    CHECK(r.totals.running == 2);    // j0, j3
+    CHECK(r.totals.waiting == 2);    // j2, j4 (arrived at 6, not yet started)
+    CHECK(r.totals.unplaceable == 0);
+    CHECK(r.totals.not_submitted == 1);  // j5 arrives at 7
+    CHECK(r.totals.jobs == 6);
+}

@@ -1,0 +1,105 @@
+#include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/report.hpp>
+#include <topoblock/sim/synthetic.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace topoblock;
+using namespace topoblock::sim;
+
+namespace {
+
+struct outputs {
+    std::string table, csv, svg;
+    std::vector<policy_result> results;
+};
+
+// A small comparison with failures on: everything the command prints.
+outputs compare(std::uint64_t seed) {
+    const topology topo = gb200_nvl72(2);
+    generate_options g;
+    g.jobs = 600;
+    g.cluster_gpus = topo.gpu_count();
+    g.seed = seed;
+    const auto w = generate(helios_mix(), g);
+    engine_options options;
+    options.seed = seed;
+    options.failures.node_mtbf_hours = 500.0;
+    options.fragmentation_samples = 10;
+    outputs out;
+    out.results.push_back(simulate(*allocator<first_fit>::create(topo), w, options));
+    out.results.push_back(simulate(*allocator<best_fit>::create(topo), w, options));
+    out.table = format_table(out.results, "title");
+    out.csv = format_csv(out.results);
+    out.svg = render_svg(out.results, topo, {"t", "s", 0.85});
+    return out;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("the same seed gives the same bytes; another seed does not") {
+    const auto a = compare(7), b = compare(7), c = compare(8);
+    CHECK(a.table == b.table);
+    CHECK(a.csv == b.csv);
+    CHECK(a.svg == b.svg);
+    CHECK(a.csv != c.csv);
+    for (const auto& r : a.results) {
+        CHECK(r.totals.conserved);
+        CHECK(r.totals.completed == 600);
+    }
+    CHECK(a.results[0].totals.requeues > 0);  // the failures did hit jobs
+}
+
+TEST_CASE("table, CSV and SVG carry every policy") {
+    const auto a = compare(3);
+    CHECK(a.table.starts_with("title\n\npolicy"));
+    CHECK(a.table.find("first-fit") != std::string::npos);
+    CHECK(a.table.find("best-fit") != std::string::npos);
+    CHECK(a.table.find("WARNING") == std::string::npos);
+    // CSV: a header and one row per policy, all with the same number of fields.
+    CHECK(count(a.csv, "\n") == 3);
+    const auto fields = count(a.csv.substr(0, a.csv.find('\n')), ",");
+    for (std::size_t at = a.csv.find('\n') + 1; at < a.csv.size(); at = a.csv.find('\n', at) + 1)
+        CHECK(count(a.csv.substr(at, a.csv.find('\n', at) - at), ",") == fields);
+    CHECK(a.csv.find("first-fit,easy,600,600,0,0,0,0,true,") != std::string::npos);
+    // SVG: three curves per policy (held, useful, fragmentation), one heat
+    // map per policy.
+    CHECK(a.svg.starts_with("<svg"));
+    CHECK(a.svg.ends_with("</svg>\n"));
+    CHECK(count(a.svg, "<polyline") == 6);
+    CHECK(count(a.svg, "occupancy</title>") == 2);
+}
+
+TEST_CASE("the snapshot holds every GPU") {
+    const auto a = compare(5);
+    for (const auto& r : a.results) {
+        CHECK(r.snapshot.t >= 0.0);
+        CHECK(r.snapshot.cells.size() == 144);
+        const auto held = std::count_if(r.snapshot.cells.begin(), r.snapshot.cells.end(),
+                                        [](const auto& c) { return c.job_gpus > 0; });
+        CHECK(held > 0);
+    }
+    // best-fit never splits a job that fits in one rack.
+    for (const auto& c : a.results[1].snapshot.cells) CHECK(!c.split);
+}
+
+TEST_CASE("percentiles by nearest rank") {
+    std::vector<double> v{5, 1, 4, 2, 3};
+    CHECK(percentile(v, 50) == 3);
+    CHECK(percentile(v, 95) == 5);
+    CHECK(percentile(v, 0) == 1);
+    std::vector<double> none;
+    CHECK(percentile(none, 50) == 0);
+}

@@ -1,0 +1,49 @@
+#include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+using namespace topoblock;
+using namespace topoblock::sim;
+
+namespace {
+
+// Replays a shared trace under first-fit and best-fit (EASY); skips cleanly
+// when ../shared/traces is absent (a user's clone).
+void replay_shared(const std::string& file, std::uint32_t racks) {
+    const std::string path = std::string(TOPOBLOCK_SHARED_TRACES_DIR) + "/" + file;
+    if (!std::filesystem::exists(path)) {
+        MESSAGE("skipped: " << path << " is absent");
+        return;
+    }
+    auto read = read_trace_csv_file(path);
+    REQUIRE(read.has_value());
+    CHECK(read->bad_rows.empty());
+    const topology topo = gb200_nvl72(racks);
+    engine_options options;
+    options.fragmentation_samples = 5;
+    const auto ff = simulate(*allocator<first_fit>::create(topo), read->jobs, options);
+    const auto bf = simulate(*allocator<best_fit>::create(topo), read->jobs, options);
+    for (const auto* r : {&ff, &bf}) {
+        CAPTURE(r->policy);
+        CHECK(r->totals.conserved);
+        CHECK(r->totals.jobs == read->jobs.jobs.size());
+        CHECK(r->totals.completed + r->totals.unplaceable == r->totals.jobs);
+        CHECK(r->totals.utilization > 0.0);
+    }
+    // Topology awareness: best-fit splits no job that fits in one rack;
+    // first-fit, blind to racks, splits some.
+    CHECK(bf.totals.split_jobs == 0.0);
+    CHECK(ff.totals.split_jobs > 0.0);
+}
+
+}  // namespace
+
+TEST_CASE("replays the shared Helios trace") { replay_shared("helios_dirlab15k.csv", 12); }
+
+TEST_CASE("replays the shared Philly trace") { replay_shared("philly_dirlab15k.csv", 9); }
