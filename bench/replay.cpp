@@ -1,0 +1,58 @@
+// Trace replay, end to end: parse a Philly-size trace (82,000 jobs, written
+// as CSV from the Philly-like synthetic mix so that no file is needed) and
+// replay it with EASY backfill on 9 GB200 NVL72 racks, the size the Philly
+// mix fills at 85% load.
+//   replay/<policy>/philly-82k   counters: jobs_per_s (parse + replay) and
+//                                simulated_s_per_wall_s
+
+#include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/synthetic.hpp>
+#include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace {
+
+using namespace topoblock;
+
+const std::string& philly_82k_csv() {
+    static const std::string text = [] {
+        const sim::workload w = sim::generate(sim::philly_mix(), {.jobs = 82'000, .offered_load = 0.85, .cluster_gpus = 9 * 72});
+        return sim::write_trace_csv(w);
+    }();
+    return text;
+}
+
+template <class Policy>
+void replay(benchmark::State& st, Policy policy) {
+    const std::string& csv = philly_82k_csv();
+    const topology topo = gb200_nvl72(9);
+    sim::engine_options options;
+    options.fragmentation_samples = 0;  // the replay alone, not the sampling
+    double simulated_s = 0.0;
+    std::size_t jobs = 0;
+    for (auto _ : st) {
+        auto read = sim::read_trace_csv(csv, "philly-82k");
+        const auto result = sim::simulate(std::move(*allocator<Policy>::create(topo, policy)), read->jobs, options);
+        simulated_s += result.totals.makespan_s;
+        jobs += result.totals.jobs;
+        benchmark::DoNotOptimize(result.totals.completed);
+    }
+    st.counters["jobs_per_s"] = benchmark::Counter(static_cast<double>(jobs), benchmark::Counter::kIsRate);
+    st.counters["simulated_s_per_wall_s"] = benchmark::Counter(simulated_s, benchmark::Counter::kIsRate);
+}
+
+const bool registered = [] {
+    benchmark::RegisterBenchmark("replay/first-fit/philly-82k", replay<first_fit>, first_fit{})->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("replay/best-fit/philly-82k", replay<best_fit>, best_fit{})->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("replay/contiguous-block/philly-82k", replay<contiguous_block>, contiguous_block{})
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("replay/buddy-split/philly-82k", replay<buddy_split>, buddy_split{})->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("replay/slurm-block/philly-82k", replay<slurm_block>, slurm_block{})->Unit(benchmark::kMillisecond);
+    return true;
+}();
+
+}  // namespace
