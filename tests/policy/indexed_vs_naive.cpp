@@ -38,8 +38,12 @@ request random_request(rng& r, const topology& t) {
     return q;
 }
 
+// `allocations`: the percentage of operations that allocate (releases take
+// the rest but 5%, health changes); below 60 the cluster often drains, so
+// whole domains come free.
 template <class Policy>
-void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations) {
+void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations,
+              std::uint32_t allocations = 60) {
     CAPTURE(seed);
     // Comparing a policy with itself would prove nothing.
     REQUIRE(std::string_view(naive.name()).ends_with("-naive"));
@@ -52,7 +56,7 @@ void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t 
     for (std::size_t op = 0; op < operations; ++op) {
         CAPTURE(op);
         const std::uint32_t kind = r.between(1, 100);
-        if (kind <= 60) {
+        if (kind <= allocations) {
             const request q = random_request(r, topo);
             auto a = fast.try_allocate(q);
             auto b = slow.try_allocate(q);
@@ -81,7 +85,7 @@ void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t 
         if constexpr (requires { fast.policy().check(fast.state()); })
             if (op % 4096 == 0) REQUIRE(fast.policy().check(fast.state()) == "");
     }
-    CHECK(placed > operations / 5);
+    CHECK(placed > operations * allocations / 300);
 }
 
 template <class Policy>
@@ -121,23 +125,29 @@ TEST_CASE("best-fit: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, best_fit{.use_indexes = false}, 23, 40'000);
 }
 
-// 2 block sizes x 3 topologies x 20,000 operations.
+// Four racks with more releases than allocations as well as eight busy
+// ones: whole racks come free, the lowest ones too, for jobs that take a
+// whole domain.
+
+// 2 block sizes x 4 topologies x 15,000 operations.
 TEST_CASE("contiguous-block: indexed and naive decide identically") {
     std::uint64_t seed = 31;
     for (std::uint32_t block : {8U, 16U}) {
         CAPTURE(block);
         const contiguous_block p(block);
-        lockstep(*parse_topology_spec("nvl72:8"), p, naive_of(p), seed++, 20'000);
-        lockstep(partial_racks_in_leaves(), p, naive_of(p), seed++, 20'000);
-        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), seed++, 20'000);
+        lockstep(*parse_topology_spec("nvl72:8"), p, naive_of(p), seed++, 15'000);
+        lockstep(*parse_topology_spec("nvl72:4"), p, naive_of(p), seed++, 15'000, 45);
+        lockstep(partial_racks_in_leaves(), p, naive_of(p), seed++, 15'000);
+        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), seed++, 15'000);
     }
 }
 
-// 3 topologies x 40,000 operations.
+// 4 topologies x 30,000 operations.
 TEST_CASE("buddy-split: indexed and naive decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, naive_of(buddy_split{}), 41, 40'000);
-    lockstep(partial_racks_in_leaves(), buddy_split{}, naive_of(buddy_split{}), 42, 40'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 40'000);
+    lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, naive_of(buddy_split{}), 41, 30'000);
+    lockstep(*parse_topology_spec("nvl72:4"), buddy_split{}, naive_of(buddy_split{}), 44, 30'000, 45);
+    lockstep(partial_racks_in_leaves(), buddy_split{}, naive_of(buddy_split{}), 42, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 30'000);
 }
 
 // 4 topologies x 30,000 operations.
