@@ -185,6 +185,14 @@ private:
             if (!allowed(d)) return 0;
             const domain_info& info = state.topo().domain(d);
             if (j.whole && self.use_indexes) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
+            if (self.use_indexes) {
+                // Up nodes by unheld GPUs: O(GPUs per node) set counts
+                // instead of a pass over the nodes (the domain is open).
+                std::uint32_t n = 0;
+                for (std::uint32_t k = j.min_gpus; k <= info.gpus_per_node; ++k)
+                    n += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+                return n;
+            }
             std::uint32_t n = 0;
             for (node_id id = info.first_node; id < info.end_node(); ++id) n += qualifies(id) ? 1U : 0U;
             return n;
