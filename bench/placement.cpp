@@ -154,10 +154,24 @@ void register_policy(const std::string& name, Policy policy = Policy{}) {
     }
 }
 
+// The same policy with its indexes off: the decisions are identical
+// (tests/policy/indexed_vs_naive.cpp), so the gap is what the indexes buy.
+template <class Policy>
+Policy naive(Policy p) {
+    p.use_indexes = false;
+    return p;
+}
+
 const bool registered = [] {
     register_policy<first_fit>("first-fit");
     register_policy<best_fit>("best-fit");
     register_policy<best_fit>("best-fit-naive", best_fit{.use_indexes = false});
+    register_policy<contiguous_block>("contiguous-block", contiguous_block(8));
+    register_policy<contiguous_block>("contiguous-block-naive", naive(contiguous_block(8)));
+    register_policy<buddy_split>("buddy-split");
+    register_policy<buddy_split>("buddy-split-naive", naive(buddy_split{}));
+    register_policy<slurm_block>("slurm-block");
+    register_policy<slurm_block>("slurm-block-naive", naive(slurm_block{}));
     return true;
 }();
 

@@ -5,12 +5,20 @@
 #include "../reference_model.hpp"
 
 #include <topoblock/allocator/allocator.hpp>
+#include <topoblock/io/hostlist.hpp>
+#include <topoblock/io/slurm_cluster.hpp>
+#include <topoblock/io/topology_conf.hpp>
 #include <topoblock/policy/best_fit.hpp>
+#include <topoblock/policy/buddy_split.hpp>
+#include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/policy/slurm_block.hpp>
 #include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/presets.hpp>
 
 #include <doctest/doctest.h>
 
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,9 +38,16 @@ request random_request(rng& r, const topology& t) {
     return q;
 }
 
+// `allocations`: the percentage of operations that allocate (releases take
+// the rest but 5%, health changes); below 60 the cluster often drains, so
+// whole domains come free.
 template <class Policy>
-void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations) {
+void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations,
+              std::uint32_t allocations = 60) {
     CAPTURE(seed);
+    // Comparing a policy with itself would prove nothing.
+    REQUIRE(std::string_view(naive.name()).ends_with("-naive"));
+    REQUIRE_FALSE(std::string_view(indexed.name()).ends_with("-naive"));
     auto fast = std::move(*allocator<Policy>::create(topo, indexed));
     auto slow = std::move(*allocator<Policy>::create(topo, naive));
     rng r(seed);
@@ -41,7 +56,7 @@ void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t 
     for (std::size_t op = 0; op < operations; ++op) {
         CAPTURE(op);
         const std::uint32_t kind = r.between(1, 100);
-        if (kind <= 60) {
+        if (kind <= allocations) {
             const request q = random_request(r, topo);
             auto a = fast.try_allocate(q);
             auto b = slow.try_allocate(q);
@@ -66,8 +81,17 @@ void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t 
             REQUIRE(fast.set_health(n, h));
             REQUIRE(slow.set_health(n, h));
         }
+        // The indexed side's own summaries must also match the state.
+        if constexpr (requires { fast.policy().check(fast.state()); })
+            if (op % 4096 == 0) REQUIRE(fast.policy().check(fast.state()) == "");
     }
-    CHECK(placed > operations / 5);
+    CHECK(placed > operations * allocations / 300);
+}
+
+template <class Policy>
+Policy naive_of(Policy p) {
+    p.use_indexes = false;
+    return p;
 }
 
 topology partial_racks_in_leaves() {
@@ -78,6 +102,20 @@ topology partial_racks_in_leaves() {
     return *b.build();
 }
 
+// A Slurm block topology: five base blocks of 8 four-GPU nodes, one of them
+// empty, aggregated in 8, 16 and 32 nodes, and three nodes outside every
+// block (used only when no block node can serve).
+io::slurm_cluster slurm_style() {
+    auto st = io::parse_topology_conf(
+        "BlockName=b1 Nodes=n[01-08]\nBlockName=b2 Nodes=n[09-16]\nBlockName=gap\n"
+        "BlockName=b3 Nodes=n[17-24]\nBlockName=b4 Nodes=n[25-32]\nBlockSizes=8,16,32\n");
+    REQUIRE_MESSAGE(st.has_value(), st.error().to_string());
+    const std::vector<std::string> order = io::expand_hostlist("n[01-35]").value();
+    auto c = io::make_slurm_cluster(*st, 4, order);
+    REQUIRE_MESSAGE(c.has_value(), c.error().to_string());
+    return std::move(*c);
+}
+
 }  // namespace
 
 // 3 topologies x 40,000 operations: over 100,000 compared decisions.
@@ -85,4 +123,38 @@ TEST_CASE("best-fit: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, best_fit{.use_indexes = false}, 21, 40'000);
     lockstep(partial_racks_in_leaves(), best_fit{}, best_fit{.use_indexes = false}, 22, 40'000);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, best_fit{.use_indexes = false}, 23, 40'000);
+}
+
+// Four racks with more releases than allocations as well as eight busy
+// ones: whole racks come free, the lowest ones too, for jobs that take a
+// whole domain.
+
+// 2 block sizes x 4 topologies x 15,000 operations.
+TEST_CASE("contiguous-block: indexed and naive decide identically") {
+    std::uint64_t seed = 31;
+    for (std::uint32_t block : {8U, 16U}) {
+        CAPTURE(block);
+        const contiguous_block p(block);
+        lockstep(*parse_topology_spec("nvl72:8"), p, naive_of(p), seed++, 15'000);
+        lockstep(*parse_topology_spec("nvl72:4"), p, naive_of(p), seed++, 15'000, 45);
+        lockstep(partial_racks_in_leaves(), p, naive_of(p), seed++, 15'000);
+        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), seed++, 15'000);
+    }
+}
+
+// 4 topologies x 30,000 operations.
+TEST_CASE("buddy-split: indexed and naive decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, naive_of(buddy_split{}), 41, 30'000);
+    lockstep(*parse_topology_spec("nvl72:4"), buddy_split{}, naive_of(buddy_split{}), 44, 30'000, 45);
+    lockstep(partial_racks_in_leaves(), buddy_split{}, naive_of(buddy_split{}), 42, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 30'000);
+}
+
+// 4 topologies x 30,000 operations.
+TEST_CASE("slurm-block: indexed and naive decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, naive_of(slurm_block{}), 51, 30'000);
+    lockstep(partial_racks_in_leaves(), slurm_block{}, naive_of(slurm_block{}), 52, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, naive_of(slurm_block{}), 53, 30'000);
+    const io::slurm_cluster c = slurm_style();
+    lockstep(c.topo, c.policy, naive_of(c.policy), 54, 30'000);
 }

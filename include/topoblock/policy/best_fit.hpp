@@ -78,7 +78,7 @@ private:
                 best_free = f;
             }
         };
-        if (req.exclusive_domain) {
+        if (req.exclusive_domain && units.indexed) {
             const auto& idle = state.idle_domains();
             for (std::size_t d = idle.find_first(); d < idle.size(); d = idle.find_next(d + 1)) consider(static_cast<domain_id>(d));
         } else {

@@ -171,14 +171,16 @@ bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
 // jobs. Keeping the summaries: O(buddies of the domain) per change.
 class buddy_split {
 public:
-    std::string_view name() const noexcept { return "buddy-split"; }
+    // false: no level sets are kept, and every decision derives each domain's
+    // free buddies from its nodes: the same decisions, slower; a reference
+    // for tests and benchmarks. Set it before the allocator is built.
+    bool use_indexes = true;
+
+    std::string_view name() const noexcept { return use_indexes ? "buddy-split" : "buddy-split-naive"; }
 
     template <class State>
     void attach(const State& state) {
         const topology& topo = state.topo();
-        levels_.assign(topo.domain_count(), 0);
-        at_level_.assign(static_cast<std::size_t>(std::bit_width(topo.max_domain_gpus())) + 1,
-                         indexed_bitset(topo.domain_count()));
         kinds_.clear();
         for (const auto& info : topo.domains()) {
             const std::uint32_t root = detail::root_level(info);
@@ -187,11 +189,16 @@ public:
             if (it == kinds_.end()) kinds_.emplace_back(info.gpus_per_node, root);
             else it->second = std::max(it->second, root);
         }
+        if (!use_indexes) return;
+        levels_.assign(topo.domain_count(), 0);
+        at_level_.assign(static_cast<std::size_t>(std::bit_width(topo.max_domain_gpus())) + 1,
+                         indexed_bitset(topo.domain_count()));
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
+        if (!use_indexes) return;
         const std::uint64_t now = detail::free_buddy_levels(detail::load_domain(state, placement{}, d));
         for (std::uint64_t changed = now ^ levels_[d]; changed != 0; changed &= changed - 1) {
             const auto level = static_cast<std::size_t>(std::countr_zero(changed));
@@ -202,7 +209,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req};
+        const detail::request_units<State> units{state, req, use_indexes};
         if (req.segmented()) return place_segments(state, units, out);
         if (fits_a_buddy(req, req.count)) {
             const domain_id d = smallest_buddy_domain(state, units);
@@ -222,10 +229,12 @@ public:
     // aligned chunk tested GPU by GPU) and compares them with the derived
     // free lists and the kept level sets: they must list the same buddies,
     // cover exactly the usable GPUs, and never list two buddies of one
-    // parent (uncoalesced). Returns an empty string, or what is wrong.
+    // parent (uncoalesced). Returns an empty string, or what is wrong
+    // (always empty when naive: nothing is kept).
     // O(cluster GPUs x log): for tests and debugging.
     template <class State>
     std::string check(const State& state) const {
+        if (!use_indexes) return {};
         const topology& topo = state.topo();
         if (levels_.size() != topo.domain_count()) return "buddy-split: not attached to this state";
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
@@ -302,6 +311,20 @@ private:
     template <class State>
     domain_id smallest_buddy_domain(const State& state, const detail::request_units<State>& units) const {
         const request& req = units.req;
+        if (!units.indexed) {
+            domain_id best = npos32;
+            std::uint32_t best_level = detail::no_level;
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
+                if (!units.allowed(d)) continue;
+                const std::uint32_t l = detail::smallest_level_at_least(
+                    detail::free_buddy_levels(detail::load_domain(state, placement{}, d)), need(state, req, req.count, d));
+                if (l < best_level) {
+                    best = d;
+                    best_level = l;
+                }
+            }
+            return best;
+        }
         if (req.exclusive_domain) {
             domain_id best = npos32;
             std::uint32_t best_level = detail::no_level;

@@ -6,6 +6,7 @@
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
+#include <topoblock/state/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
@@ -63,16 +64,23 @@ struct block_summary {
 
 // The free sub-blocks of domain `d`: every node up, wholly free, in an open
 // domain and not taken by `taken` (earlier segments of the same job).
+// `indexed` reads the state's set of wholly free nodes; otherwise each node's
+// health and unheld GPUs are read directly (the naive reference).
 template <class State>
-auto free_blocks_of(const State& state, domain_id d, const block_layout& l, const placement& taken) {
+auto free_blocks_of(const State& state, domain_id d, const block_layout& l, const placement& taken, bool indexed = true) {
     fixed_bitset<State::capacity_type::max_nodes_per_domain> free;
     if (!state.domain_open(d)) return free;
     const domain_info& info = state.topo().domain(d);
     const auto& nodes = state.free_nodes_in(d);
+    const auto wholly_free = [&](std::uint32_t i) {
+        if (indexed) return nodes.test(i);
+        const node_id n = info.first_node + i;
+        return state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n);
+    };
     for (std::uint32_t b = 0; b < l.count(); ++b) {
         bool all = true;
         for (std::uint32_t i = l.first_node(b); all && i < l.first_node(b) + l.nodes_of(b); ++i)
-            all = nodes.test(i) && (taken.empty() || taken.taken_on(info.first_node + i) == 0);
+            all = wholly_free(i) && (taken.empty() || taken.taken_on(info.first_node + i) == 0);
         if (all) free.set(b);
     }
     return free;
@@ -164,12 +172,18 @@ class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
 
-    std::string_view name() const noexcept { return "contiguous-block"; }
+    // false: no summaries are kept, and every decision recounts each domain's
+    // free sub-blocks from its nodes: the same decisions, slower; a reference
+    // for tests and benchmarks. Set it before the allocator is built.
+    bool use_indexes = true;
+
+    std::string_view name() const noexcept { return use_indexes ? "contiguous-block" : "contiguous-block-naive"; }
     std::uint32_t block_gpus() const noexcept { return block_gpus_; }
     detail::block_layout layout(const domain_info& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
 
     template <class State>
     void attach(const State& state) {
+        if (!use_indexes) return;
         const topology& topo = state.topo();
         summaries_.assign(topo.domain_count(), {});
         by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
@@ -181,6 +195,7 @@ public:
 
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
+        if (!use_indexes) return;
         const detail::block_layout l = layout(state.topo().domain(d));
         summaries_[d] = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
         if (summaries_[d].free_blocks == 0) by_free_blocks_.remove(d);
@@ -189,7 +204,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req};
+        const detail::request_units<State> units{state, req, use_indexes};
         if (req.segmented()) return place_segments(state, units, out);
         if (req.count <= units.largest_domain()) {
             const domain_id d = tightest_domain(state, units);
@@ -211,9 +226,11 @@ public:
     }
 
     // Compares the kept summaries with a recount from the state: an empty
-    // string, or what disagrees. O(cluster): for tests and debugging.
+    // string, or what disagrees (always empty when naive: nothing is kept).
+    // O(cluster): for tests and debugging.
     template <class State>
     std::string check(const State& state) const {
+        if (!use_indexes) return {};
         if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const detail::block_layout l = layout(state.topo().domain(d));
@@ -238,7 +255,7 @@ private:
     void take_best_window(const State& state, domain_id d, std::uint64_t need, const placement& taken,
                           placement& out) const {
         const detail::block_layout l = layout(state.topo().domain(d));
-        const auto w = detail::best_window(l, detail::free_blocks_of(state, d, l, taken), need);
+        const auto w = detail::best_window(l, detail::free_blocks_of(state, d, l, taken, use_indexes), need);
         detail::take_window(state, d, l, w, out);
     }
 
@@ -247,6 +264,20 @@ private:
     template <class State>
     domain_id tightest_domain(const State& state, const detail::request_units<State>& units) const {
         const request& req = units.req;
+        if (!units.indexed) {
+            domain_id best = npos32;
+            std::uint32_t best_free = npos32;
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
+                if (!units.allowed(d)) continue;
+                const detail::block_layout l = layout(state.topo().domain(d));
+                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}, false));
+                if (sum.longest_run_gpus >= need_gpus(state, req, req.count, d) && sum.free_blocks < best_free) {
+                    best = d;
+                    best_free = sum.free_blocks;
+                }
+            }
+            return best;
+        }
         // No domain with fewer free blocks than this can hold the job.
         std::uint32_t least = 1;
         if (uniform_block_gpus_ != 0) {
@@ -274,7 +305,7 @@ private:
                 const domain_info& info = state.topo().domain(d);
                 if (req.spread_segments && detail::touches_domain(out, info)) continue;
                 const detail::block_layout l = layout(info);
-                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, out));
+                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, out, units.indexed));
                 if (sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) && sum.free_blocks < best_free) {
                     best = d;
                     best_free = sum.free_blocks;

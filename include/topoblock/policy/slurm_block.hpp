@@ -58,7 +58,12 @@ public:
                 std::uint32_t block_count = npos32)
         : base_nodes_(base_nodes), block_sizes_(std::move(block_sizes)), block_count_(block_count) {}
 
-    std::string_view name() const noexcept { return "slurm-block"; }
+    // false: free nodes are counted and found node by node instead of read
+    // from the state's per-domain counters and node sets (idleness too): the
+    // same decisions, slower; a reference for tests and benchmarks.
+    bool use_indexes = true;
+
+    std::string_view name() const noexcept { return use_indexes ? "slurm-block" : "slurm-block-naive"; }
 
     template <class State>
     void attach(const State& state) {
@@ -166,7 +171,10 @@ private:
         std::vector<std::uint32_t>& sorted = self.sorted_;
 
         bool allowed(domain_id d) const noexcept {
-            return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
+            if (!req.exclusive_domain) return state.domain_open(d);
+            if (self.use_indexes) return state.domain_idle(d);
+            const auto& c = state.domain(d);
+            return c.exclusive_holders == 0 && c.held_gpus == 0 && c.up_nodes > 0;
         }
         bool qualifies(node_id n) const noexcept {
             const gpu_mask usable = state.usable_gpus(n);
@@ -176,7 +184,15 @@ private:
         std::uint32_t usable_in(domain_id d) const noexcept {
             if (!allowed(d)) return 0;
             const domain_info& info = state.topo().domain(d);
-            if (j.whole) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
+            if (j.whole && self.use_indexes) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
+            if (self.use_indexes) {
+                // Up nodes by unheld GPUs: O(GPUs per node) set counts
+                // instead of a pass over the nodes (the domain is open).
+                std::uint32_t n = 0;
+                for (std::uint32_t k = j.min_gpus; k <= info.gpus_per_node; ++k)
+                    n += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+                return n;
+            }
             std::uint32_t n = 0;
             for (node_id id = info.first_node; id < info.end_node(); ++id) n += qualifies(id) ? 1U : 0U;
             return n;
@@ -187,7 +203,7 @@ private:
         void walk(domain_id d, std::uint32_t skip, F&& take) const {
             if (!allowed(d)) return;
             const domain_info& info = state.topo().domain(d);
-            if (j.whole) {
+            if (j.whole && self.use_indexes) {
                 if (info.gpus_per_node < j.min_gpus) return;
                 const auto& free = state.free_nodes_in(d);
                 for (std::size_t i = free.find_first(); i < info.node_count; i = free.find_next(i + 1)) {

@@ -47,9 +47,13 @@ struct request_units {
         if (req.what == unit::nodes) return f.nodes;
         return f.gpus;  // an upper bound for whole-node GPU requests
     }
-    // The domains a new part of this job may use at all.
+    // The domains a new part of this job may use at all. Unindexed, idleness
+    // comes from the domain's counters rather than the state's idle set.
     bool allowed(domain_id d) const noexcept {
-        return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
+        if (!req.exclusive_domain) return state.domain_open(d);
+        if (indexed) return state.domain_idle(d);
+        const auto& c = state.domain(d);
+        return c.exclusive_holders == 0 && c.held_gpus == 0 && c.up_nodes > 0;
     }
     // The reason when nothing fits: fragmented when the free GPUs would
     // cover the job were they in the right shape (for node requests: a
