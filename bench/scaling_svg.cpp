@@ -1,9 +1,9 @@
-// Draws docs/performance-scaling.svg from a Google Benchmark CSV file:
+// Draws docs/performance-scaling.svg from a Google Benchmark JSON file:
 // nanoseconds per operation against racks, log-log, one line per benchmark
 // family and policy, each labelled with its log-log slope.
-//   topoblock_bench --benchmark_filter='(alloc_release|slurm_bitmap)'
-//       --benchmark_out=scaling.csv --benchmark_out_format=csv   (one line)
-//   scaling_svg scaling.csv > docs/performance-scaling.svg
+//   topoblock_bench --benchmark_filter='^(alloc_release|slurm_bitmap)/'
+//       --benchmark_out=scaling.json --benchmark_out_format=json   (one line)
+//   scaling_svg scaling.json > docs/performance-scaling.svg
 
 #include <topoblock/sim/svg.hpp>
 
@@ -23,16 +23,18 @@ using topoblock::sim::svg_document;
 using topoblock::sim::text_anchor;
 using topoblock::sim::text_style;
 
-// Splits one CSV line; quoted fields may hold commas.
-std::vector<std::string> fields(const std::string& line) {
-    std::vector<std::string> out(1);
-    bool quoted = false;
-    for (char c : line) {
-        if (c == '"') quoted = !quoted;
-        else if (c == ',' && !quoted) out.emplace_back();
-        else out.back() += c;
-    }
-    return out;
+// The string value of a `"key": "value",` line of Google Benchmark's JSON
+// (one key per line), or the raw number text for a numeric value.
+std::string json_value(const std::string& line) {
+    const auto colon = line.find("\": ");
+    if (colon == std::string::npos) return {};
+    std::string v = line.substr(colon + 3);
+    while (!v.empty() && (v.back() == ',' || v.back() == ' ' || v.back() == '\r')) v.pop_back();
+    if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+}
+bool has_key(const std::string& line, const char* key) {
+    return line.find(std::string("\"") + key + "\":") != std::string::npos;
 }
 
 double least_squares_slope(const std::vector<std::pair<double, double>>& xy) {
@@ -52,7 +54,7 @@ double least_squares_slope(const std::vector<std::pair<double, double>>& xy) {
 
 int main(int argc, char** argv) {
     if (argc != 2) {
-        std::fputs("usage: scaling_svg BENCHMARK.csv > scaling.svg\n", stderr);
+        std::fputs("usage: scaling_svg BENCHMARK.json > scaling.svg\n", stderr);
         return 2;
     }
     std::ifstream in(argv[1]);
@@ -62,32 +64,22 @@ int main(int argc, char** argv) {
     }
     // series name -> (racks, ns per op) in file order
     std::map<std::string, std::vector<std::pair<double, double>>> series;
-    std::string line;
-    int name_col = -1, cpu_col = -1, unit_col = -1;
+    std::string line, name;
+    double cpu = 0.0;
     while (std::getline(in, line)) {
-        const auto f = fields(line);
-        if (name_col < 0) {
-            for (int i = 0; i < static_cast<int>(f.size()); ++i) {
-                if (f[static_cast<std::size_t>(i)] == "name") name_col = i;
-                if (f[static_cast<std::size_t>(i)] == "cpu_time") cpu_col = i;
-                if (f[static_cast<std::size_t>(i)] == "time_unit") unit_col = i;
-            }
-            continue;
+        if (has_key(line, "name")) name = json_value(line);
+        else if (has_key(line, "cpu_time")) cpu = std::atof(json_value(line).c_str());
+        else if (has_key(line, "time_unit")) {
+            const std::string unit = json_value(line);
+            double ns = cpu * (unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 1.0);
+            const auto slash = name.rfind('/');
+            if (slash == std::string::npos) continue;
+            const double racks = std::atof(name.c_str() + slash + 1);
+            if (racks > 0 && ns > 0) series[name.substr(0, slash)].emplace_back(racks, ns);
         }
-        if (static_cast<int>(f.size()) <= std::max(cpu_col, unit_col)) continue;
-        const std::string& name = f[static_cast<std::size_t>(name_col)];
-        const auto slash = name.rfind('/');
-        if (slash == std::string::npos) continue;
-        const double racks = std::atof(name.c_str() + slash + 1);
-        double ns = std::atof(f[static_cast<std::size_t>(cpu_col)].c_str());
-        const std::string unit = f[static_cast<std::size_t>(unit_col)];
-        if (unit == "us") ns *= 1e3;
-        else if (unit == "ms") ns *= 1e6;
-        else if (unit == "s") ns *= 1e9;
-        if (racks > 0 && ns > 0) series[name.substr(0, slash)].emplace_back(racks, ns);
     }
     if (series.empty()) {
-        std::fputs("scaling_svg: no benchmark rows of the form family/policy/racks\n", stderr);
+        std::fputs("scaling_svg: no benchmarks named family/policy/racks\n", stderr);
         return 1;
     }
     double lo = 1e300, hi = 0, rmin = 1e300, rmax = 0;
@@ -97,7 +89,7 @@ int main(int argc, char** argv) {
             rmin = std::min(rmin, x), rmax = std::max(rmax, x);
         }
     const double ylo = std::pow(10.0, std::floor(std::log10(lo))), yhi = std::pow(10.0, std::ceil(std::log10(hi)));
-    const double width = 760, height = 440, left = 70, right = 250, top = 40, bottom = 50;
+    const double width = 900, height = 440, left = 70, right = 330, top = 40, bottom = 50;
     const auto px = [&](double racks) {
         return left + (std::log(racks) - std::log(rmin)) / (std::log(rmax) - std::log(rmin)) * (width - left - right);
     };
