@@ -27,16 +27,6 @@ struct domain_scratch {
 
     bool wholly_open(std::uint32_t i) const noexcept { return open[i] == full; }
     std::uint32_t open_count(std::uint32_t i) const noexcept { return count_bits(open[i]); }
-    std::uint32_t wholly_open_count() const noexcept {
-        std::uint32_t n = 0;
-        for (std::uint32_t i = 0; i < node_count; ++i) n += wholly_open(i) ? 1U : 0U;
-        return n;
-    }
-    std::uint32_t open_gpu_count() const noexcept {
-        std::uint32_t n = 0;
-        for (std::uint32_t i = 0; i < node_count; ++i) n += open_count(i);
-        return n;
-    }
 };
 
 template <class State>
