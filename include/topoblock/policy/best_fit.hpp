@@ -108,6 +108,9 @@ private:
         const std::uint32_t g = info.gpus_per_node;
         std::uint32_t nodes = 0;
         node_id partial = npos32;  // the tightest partly free node, for the GPUs beyond whole nodes
+        // No partly free node holds the rest: it goes to the first wholly
+        // free node the whole nodes leave, which needs one to be left.
+        bool rest_on_free_node = false;
         if (req.what == unit::nodes) {
             nodes = size;
         } else if (req.whole_nodes) {
@@ -116,14 +119,21 @@ private:
             nodes = size / g;
             if (size % g != 0) {
                 partial = state.tightest_node(d, size % g);
-                if (partial == npos32 || count_bits(state.usable_gpus(partial)) == g) return false;
+                if (partial == npos32) return false;
+                rest_on_free_node = count_bits(state.usable_gpus(partial)) == g;
+                if (rest_on_free_node && nodes >= state.domain(d).free_nodes) return false;
             }
         }
         const gpu_mask full = full_gpu_mask(g);
-        const bool taken = detail::choose_tightest_runs(state.free_nodes_in(d), nodes, [&](std::uint32_t start, std::uint32_t n) {
-            for (std::uint32_t i = start; i < start + n; ++i) out.add(info.first_node + i, full);
+        auto left = state.free_nodes_in(d);
+        const bool taken = detail::choose_tightest_runs(left, nodes, [&](std::uint32_t start, std::uint32_t n) {
+            for (std::uint32_t i = start; i < start + n; ++i) {
+                out.add(info.first_node + i, full);
+                left.reset(i);
+            }
         });
         if (!taken) return false;
+        if (rest_on_free_node) partial = info.first_node + static_cast<node_id>(left.find_first());
         if (partial != npos32) out.add(partial, lowest_bits(state.usable_gpus(partial), size % g));
         return true;
     }
