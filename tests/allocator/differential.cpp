@@ -59,9 +59,10 @@ request random_request(rng& r, const topology& t) {
     return q;
 }
 
-pieces_t to_pairs(const std::vector<piece>& ps) {
+template <class Pieces>
+pieces_t to_pairs(const Pieces& ps) {
     pieces_t out;
-    for (const auto& p : ps) out.emplace_back(p.node, p.gpus);
+    for (const piece p : ps) out.emplace_back(p.node, p.gpus);
     return out;
 }
 

@@ -9,9 +9,10 @@
 
 namespace topoblock::test {
 
-inline std::string describe(const topology& topo, const std::vector<piece>& pieces) {
+template <class Pieces>
+std::string describe(const topology& topo, const Pieces& pieces) {
     std::string text;
-    for (const auto& p : pieces) {
+    for (const piece p : pieces) {
         if (!text.empty()) text += ' ';
         text += topo.node(p.node).name;
         if (p.gpus == full_gpu_mask(topo.node(p.node).gpus)) continue;

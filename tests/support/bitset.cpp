@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -33,6 +34,14 @@ TEST_CASE("fixed_bitset finds set and clear bits across words") {
     b.reset(64);
     CHECK(b.find_next(4) == 129);
     CHECK_FALSE(b.none());
+    b.set_range(60, 10);  // across a word boundary
+    CHECK(b.count() == 12);
+    CHECK(b.find_next(4) == 60);
+    CHECK(b.find_next_clear(60) == 70);
+    b.reset_range(0, 128);
+    CHECK(b.find_first() == 129);
+    b.set_range(0, 130);
+    CHECK(b.count() == 130);
 }
 
 TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
@@ -43,7 +52,14 @@ TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
         std::set<std::size_t> model;
         for (int op = 0; op < 3000; ++op) {
             const std::size_t i = r.between(0, static_cast<std::uint32_t>(size - 1));
-            if (r.chance(60)) {
+            if (r.chance(20)) {
+                // A run of bits, as a job's consecutive nodes.
+                const std::size_t n = r.between(0, static_cast<std::uint32_t>(std::min<std::size_t>(size - i, 150)));
+                const bool on = r.chance(50);
+                if (on) b.set_range(i, n);
+                else b.reset_range(i, n);
+                for (std::size_t k = i; k < i + n; ++k) on ? (void)model.insert(k) : (void)model.erase(k);
+            } else if (r.chance(60)) {
                 b.set(i);
                 model.insert(i);
             } else {

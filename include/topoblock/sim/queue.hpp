@@ -135,7 +135,7 @@ struct easy_backfill {
             }
             if (!shadow) return false;  // the head cannot be promised a time: protect it fully
             if (end_s <= *shadow) return true;
-            auto held = scratch->hold(record.pieces, record.asked);
+            auto held = scratch->hold(record.pieces.to_vector(), record.asked);
             if (!held) return false;
             if (scratch->plan(head_request, trial) == errc::ok) return true;
             (void)scratch->release(*held);

@@ -1,11 +1,11 @@
 #pragma once
 
 #include <topoblock/request/placement.hpp>
+#include <topoblock/state/piece_list.hpp>
 #include <topoblock/request/request.hpp>
 
 #include <cstdint>
 #include <functional>
-#include <vector>
 
 namespace topoblock {
 
@@ -18,7 +18,8 @@ struct allocation_id {
     friend constexpr auto operator<=>(allocation_id, allocation_id) = default;
 };
 
-// What a live allocation holds and why.
+// What a live allocation holds and why. 48 bytes, plus a heap block only for
+// pieces that are not one run of nodes (piece_list).
 struct allocation_record {
     request asked;
     // GPUs the job asked for (for a node request, the GPUs of its nodes).
@@ -29,7 +30,7 @@ struct allocation_record {
     std::uint32_t domains = 0;
     // Set when a node it holds went down; stays set until it is released.
     bool hit_by_failure = false;
-    std::vector<piece> pieces;
+    piece_list pieces;
 };
 
 }  // namespace topoblock

@@ -13,6 +13,7 @@
 #include <topoblock/support/expected.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -138,16 +139,18 @@ public:
 
     // ---- allocations -------------------------------------------------------
     std::size_t allocation_count() const noexcept { return live_; }
+    // The record keeps its address until the allocation is released (new
+    // allocations do not move it).
     const allocation_record* find(allocation_id id) const noexcept {
         const std::uint32_t slot = slot_of(id);
-        return slot == npos32 ? nullptr : &slots_[slot].record;
+        return slot == npos32 ? nullptr : &at(slot).record;
     }
     // Calls f(allocation_id, const allocation_record&) for each live one, in
     // slot order.
     template <class F>
     void for_each_allocation(F&& f) const {
-        for (std::uint32_t s = 0; s < slots_.size(); ++s)
-            if (slots_[s].live) f(id_of(s), slots_[s].record);
+        for (std::uint32_t s = 0; s < slot_count_; ++s)
+            if (at(s).live()) f(id_of(s), at(s).record);
     }
     // Heap and object bytes of the mutable state, split into what scales with
     // the cluster and what scales with live allocations (slots and pieces).
@@ -162,10 +165,12 @@ public:
         m.cluster_bytes = sizeof(*this) + bytes(node_free_) + bytes(health_) + bytes(owner_) + bytes(domains_) +
                           bytes(nodes_by_unheld_) + bytes(contributed_) + was_open_.capacity() / 8 +
                           by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + idle_domains_.memory_bytes() +
-                          nodes_with_usable_.memory_bytes() + wholly_usable_nodes_.memory_bytes() + bytes(touched_);
+                          nodes_with_usable_.memory_bytes() + wholly_usable_nodes_.memory_bytes() + bytes(touched_) +
+                          bytes(touch_mark_);
         for (const auto& level : group_free_) m.cluster_bytes += bytes(level);
-        m.allocation_bytes = bytes(slots_) + bytes(free_slots_);
-        for (const auto& s : slots_) m.allocation_bytes += bytes(s.record.pieces);
+        m.allocation_bytes = bytes(slot_chunks_);
+        for (const auto& chunk : slot_chunks_) m.allocation_bytes += bytes(chunk);
+        for (std::uint32_t s = 0; s < slot_count_; ++s) m.allocation_bytes += at(s).record.pieces.heap_bytes();
         return m;
     }
 
@@ -186,7 +191,7 @@ public:
     // On any failure nothing changes.
     expected<allocation_id, errc> commit(const request& asked, std::span<const piece> where,
                                          const commit_options& options) {
-        touched_.clear();
+        begin_change();
         if (where.empty()) return unexpected(errc::policy_error);
         const errc bad = options.allow_draining ? errc::not_free : errc::policy_error;
         for (const auto& p : where) {
@@ -198,29 +203,41 @@ public:
             if (!domain_open(d)) return unexpected(bad);
             if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
         }
+        // Holds the record where it will live; nothing below allocates
+        // except a heap block for pieces that are not one run.
+        auto pieces = piece_list(where);
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
-        for (; applied < where.size(); ++applied) {
+        while (applied < where.size()) {
             const piece& p = where[applied];
+            const std::uint32_t run = whole_up_nodes_from(where, applied);
+            if (run >= 2) {
+                if (!wholly_unheld(p.node, run)) break;  // busy, or named twice
+                take_whole_nodes(p.node, run, slot);
+                held += run * topo_.node(p.node).gpus;
+                applied += run;
+                continue;
+            }
             if ((p.gpus & ~node_free_[p.node]) != 0) break;  // busy, or named twice
             take(p, slot);
             held += count_bits(p.gpus);
+            ++applied;
         }
         if (applied != where.size()) {
             for (std::size_t i = applied; i-- > 0;) give_back(where[i]);
             for (domain_id d : touched_) refresh_domain(d);
-            touched_.clear();
+            begin_change();
             release_slot(slot);
             return unexpected(bad);
         }
-        auto& record = slots_[slot].record;
+        auto& record = at(slot).record;
         record.asked = asked;
         record.held_gpus = held;
         record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
         record.domains = static_cast<std::uint32_t>(touched_.size());
         record.hit_by_failure = false;
-        record.pieces.assign(where.begin(), where.end());
+        record.pieces = std::move(pieces);
         requested_gpus_ += record.requested_gpus;
         if (asked.exclusive_domain)
             for (domain_id d : touched_) ++domains_[d].exclusive_holders;
@@ -229,11 +246,22 @@ public:
     }
 
     expected<void, errc> release(allocation_id id) {
-        touched_.clear();
+        begin_change();
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
-        auto& record = slots_[slot].record;
-        for (const auto& p : record.pieces) give_back(p);
+        auto& record = at(slot).record;
+        record.pieces.for_each_run([&](node_id first, std::uint32_t nodes, gpu_mask gpus) {
+            for (node_id n = first; n < first + nodes;) {
+                const std::uint32_t run = whole_up_nodes_at(n, first + nodes - n, gpus);
+                if (run >= 2) {
+                    give_back_whole_nodes(n, run);
+                    n += run;
+                } else {
+                    give_back({n, gpus});
+                    ++n;
+                }
+            }
+        });
         if (record.asked.exclusive_domain)
             for (domain_id d : touched_) --domains_[d].exclusive_holders;
         for (domain_id d : touched_) refresh_domain(d);
@@ -247,7 +275,7 @@ public:
     // appended to `hit`. Releasing them later frees their GPUs, which count as
     // usable again only once the node is up.
     expected<void, errc> set_health(node_id n, node_health to, std::vector<allocation_id>* hit = nullptr) {
-        touched_.clear();
+        begin_change();
         if (n >= topo_.node_count()) return unexpected(errc::node_out_of_range);
         const node_health from = health_[n];
         if (from == to) return {};
@@ -281,14 +309,14 @@ public:
         std::uint64_t requested = 0;
         std::size_t live = 0;
         std::vector<std::uint32_t> exclusive(topo_.domain_count(), 0);
-        for (std::uint32_t s = 0; s < slots_.size(); ++s) {
-            if (!slots_[s].live) continue;
+        for (std::uint32_t s = 0; s < slot_count_; ++s) {
+            if (!at(s).live()) continue;
             ++live;
-            const auto& r = slots_[s].record;
+            const auto& r = at(s).record;
             requested += r.requested_gpus;
             std::uint32_t gpus = 0;
             std::vector<domain_id> spanned;
-            for (const auto& p : r.pieces) {
+            for (const piece p : r.pieces) {
                 if (p.node >= topo_.node_count()) return "allocation holds a node out of range";
                 if ((held[p.node] & p.gpus) != 0)
                     return "GPU held twice on node '" + topo_.node(p.node).name + "'";
@@ -307,6 +335,12 @@ public:
                 for (domain_id d : spanned) ++exclusive[d];
         }
         if (live != live_) return "live allocation count is wrong";
+        std::size_t free_listed = 0;
+        for (std::uint32_t s = free_head_; s != npos32 && free_listed <= slot_count_; s = at(s).next_free) {
+            if (at(s).live()) return "a live slot is on the free list";
+            ++free_listed;
+        }
+        if (free_listed + live_ != slot_count_) return "free slot list is wrong";
         if (requested != requested_gpus_) return "requested GPU total is wrong";
         if (owner != owner_) return "GPU owner table disagrees with the allocations";
         std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
@@ -371,11 +405,19 @@ public:
     }
 
 private:
+    // Odd generations are live. Freed slots form a list through next_free.
     struct slot {
-        std::uint32_t generation = 1;
-        bool live = false;
+        std::uint32_t generation = 0;
+        std::uint32_t next_free = npos32;
         allocation_record record;
+        bool live() const noexcept { return (generation & 1U) != 0; }
     };
+    // Slots live in chunks that never move, so records keep their address
+    // and growth wastes at most one chunk (no doubling of a large array).
+    static constexpr std::uint32_t slot_chunk_bits = 10;
+    static constexpr std::uint32_t slot_chunk = std::uint32_t{1} << slot_chunk_bits;
+    slot& at(std::uint32_t s) noexcept { return slot_chunks_[s >> slot_chunk_bits][s & (slot_chunk - 1)]; }
+    const slot& at(std::uint32_t s) const noexcept { return slot_chunks_[s >> slot_chunk_bits][s & (slot_chunk - 1)]; }
 
     explicit basic_cluster_state(topology topo)
         : topo_(std::move(topo)),
@@ -391,7 +433,8 @@ private:
           by_free_nodes_(topo_.domain_count(), topo_.max_domain_nodes()),
           idle_domains_(topo_.domain_count()),
           nodes_with_usable_(topo_.node_count()),
-          wholly_usable_nodes_(topo_.node_count()) {
+          wholly_usable_nodes_(topo_.node_count()),
+          touch_mark_(topo_.domain_count(), 0) {
         for (const auto& level : topo_.levels()) group_free_.emplace_back(level.group_names.size());
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             node_free_[n] = node_full_mask(n);
@@ -430,47 +473,131 @@ private:
         }
     }
 
+    // The node's bits in the cluster-wide node sets change only when it
+    // stops or starts being wholly free or fully held, so only those cases
+    // write them. The domain is open here (commit checked it).
     void take(const piece& p, std::uint32_t slot) {
         const node_info& info = topo_.node(p.node);
         const gpu_mask before = node_free_[p.node];
-        node_free_[p.node] = before & ~p.gpus;
+        const gpu_mask after = before & ~p.gpus;
+        node_free_[p.node] = after;
         const std::uint32_t n = count_bits(p.gpus);
         domain_counters& c = domains_[info.domain];
-        if (health_[p.node] == node_health::up) {
+        const node_health h = health_[p.node];
+        if (h == node_health::up) {
             c.free_gpus -= n;
             unheld_up_gpus_ -= n;
-            if (before == full_gpu_mask(info.gpus)) --c.free_nodes;
-            move_between_counts(info, count_bits(before), count_bits(before) - n);
-        } else if (health_[p.node] == node_health::down) {
+            const std::uint32_t free_before = count_bits(before);
+            move_between_counts(info, free_before, free_before - n);
+            if (before == full_gpu_mask(info.gpus)) {
+                --c.free_nodes;
+                wholly_usable_nodes_.reset(p.node);
+            }
+            if (after == 0) nodes_with_usable_.reset(p.node);
+        } else if (h == node_health::down) {
             held_on_down_ += n;
         }
         c.held_gpus += n;
         held_gpus_ += n;
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
-        refresh_node(p.node);
         touch(info.domain);
     }
 
+    // As take, in reverse; a domain closed by an exclusive job has no node
+    // in the node sets, and refresh_domain fills them when it opens.
     void give_back(const piece& p) {
         const node_info& info = topo_.node(p.node);
-        const gpu_mask after = node_free_[p.node] | p.gpus;
+        const gpu_mask before = node_free_[p.node];
+        const gpu_mask after = before | p.gpus;
         node_free_[p.node] = after;
         const std::uint32_t n = count_bits(p.gpus);
         domain_counters& c = domains_[info.domain];
-        if (health_[p.node] == node_health::up) {
+        const node_health h = health_[p.node];
+        if (h == node_health::up) {
             c.free_gpus += n;
             unheld_up_gpus_ += n;
-            if (after == full_gpu_mask(info.gpus)) ++c.free_nodes;
-            move_between_counts(info, count_bits(after) - n, count_bits(after));
-        } else if (health_[p.node] == node_health::down) {
+            const std::uint32_t free_before = count_bits(before);
+            move_between_counts(info, free_before, free_before + n);
+            const bool open = c.exclusive_holders == 0;
+            if (after == full_gpu_mask(info.gpus)) {
+                ++c.free_nodes;
+                if (open) wholly_usable_nodes_.set(p.node);
+            }
+            if (before == 0 && open) nodes_with_usable_.set(p.node);
+        } else if (h == node_health::down) {
             held_on_down_ -= n;
         }
         c.held_gpus -= n;
         held_gpus_ -= n;
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
-        refresh_node(p.node);
+        touch(info.domain);
+    }
+
+    // How many of the `count` nodes from `first`, all holding `gpus`, are
+    // whole, up and in first's domain, in a row: a job's run of trays, which
+    // take_whole_nodes and give_back_whole_nodes handle a word at a time.
+    std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
+        const node_info& info = topo_.node(first);
+        if (gpus != full_gpu_mask(info.gpus)) return 0;
+        const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
+        node_id n = first;
+        while (n < end && health_[n] == node_health::up) ++n;
+        return n - first;
+    }
+    std::uint32_t whole_up_nodes_from(std::span<const piece> where, std::size_t i) const noexcept {
+        std::uint32_t same = 1;
+        while (i + same < where.size() && where[i + same].node == where[i].node + same &&
+               where[i + same].gpus == where[i].gpus)
+            ++same;
+        return whole_up_nodes_at(where[i].node, same, where[i].gpus);
+    }
+    bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
+        const gpu_mask full = node_full_mask(first);
+        for (node_id n = first; n < first + count; ++n)
+            if (node_free_[n] != full) return false;
+        return true;
+    }
+
+    // take() for `count` wholly unheld, up nodes of one open domain.
+    void take_whole_nodes(node_id first, std::uint32_t count, std::uint32_t slot) {
+        const node_info& info = topo_.node(first);
+        const std::uint32_t gpus = count * info.gpus;
+        for (node_id n = first; n < first + count; ++n) node_free_[n] = 0;
+        std::fill_n(owner_.begin() + info.first_gpu, gpus, slot);
+        domain_counters& c = domains_[info.domain];
+        c.free_gpus -= gpus;
+        c.free_nodes -= count;
+        c.held_gpus += gpus;
+        unheld_up_gpus_ -= gpus;
+        held_gpus_ += gpus;
+        nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, count);
+        nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, count);
+        wholly_usable_nodes_.reset_range(first, count);
+        nodes_with_usable_.reset_range(first, count);
+        touch(info.domain);
+    }
+
+    // give_back() for `count` wholly held, up nodes of one domain.
+    void give_back_whole_nodes(node_id first, std::uint32_t count) {
+        const node_info& info = topo_.node(first);
+        const std::uint32_t gpus = count * info.gpus;
+        const gpu_mask full = full_gpu_mask(info.gpus);
+        for (node_id n = first; n < first + count; ++n) node_free_[n] = full;
+        std::fill_n(owner_.begin() + info.first_gpu, gpus, npos32);
+        domain_counters& c = domains_[info.domain];
+        c.free_gpus += gpus;
+        c.free_nodes += count;
+        c.held_gpus -= gpus;
+        unheld_up_gpus_ += gpus;
+        held_gpus_ -= gpus;
+        nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, count);
+        nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, count);
+        if (c.exclusive_holders == 0) {
+            wholly_usable_nodes_.set_range(first, count);
+            nodes_with_usable_.set_range(first, count);
+        }
         touch(info.domain);
     }
 
@@ -479,9 +606,18 @@ private:
         nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
     }
 
+    // Starts a mutation: touched_ lists the domains it changes, each once,
+    // marked with this mutation's number so that a check is O(1).
+    void begin_change() {
+        touched_.clear();
+        if (++change_ == 0) {
+            std::fill(touch_mark_.begin(), touch_mark_.end(), 0U);
+            change_ = 1;
+        }
+    }
     void touch(domain_id d) {
-        for (domain_id t : touched_)
-            if (t == d) return;
+        if (touch_mark_[d] == change_) return;
+        touch_mark_[d] = change_;
         touched_.push_back(d);
     }
 
@@ -532,40 +668,46 @@ private:
             bool seen = false;
             for (std::uint32_t h = 0; h < g; ++h) seen = seen || owner_[info.first_gpu + h] == s;
             if (seen) continue;
-            slots_[s].record.hit_by_failure = true;
+            at(s).record.hit_by_failure = true;
             if (hit != nullptr) hit->push_back(id_of(s));
         }
     }
 
     std::uint32_t acquire_slot() {
-        std::uint32_t s;
-        if (!free_slots_.empty()) {
-            s = free_slots_.back();
-            free_slots_.pop_back();
+        std::uint32_t s = free_head_;
+        if (s != npos32) {
+            free_head_ = at(s).next_free;
         } else {
-            s = static_cast<std::uint32_t>(slots_.size());
-            slots_.emplace_back();
+            s = slot_count_++;
+            if ((s & (slot_chunk - 1)) == 0) {
+                slot_chunks_.emplace_back();
+                slot_chunks_.back().reserve(slot_chunk);
+            }
+            // A copied state's chunks hold only what was copied.
+            if (slot_chunks_.back().capacity() < slot_chunk) slot_chunks_.back().reserve(slot_chunk);
+            slot_chunks_.back().emplace_back();
         }
-        slots_[s].live = true;
+        ++at(s).generation;
         ++live_;
         return s;
     }
     void release_slot(std::uint32_t s) {
-        slots_[s].live = false;
-        slots_[s].record.pieces.clear();  // keeps its capacity for the next owner
-        ++slots_[s].generation;
+        slot& freed = at(s);
+        freed.record.pieces.clear();
+        ++freed.generation;
+        freed.next_free = free_head_;
+        free_head_ = s;
         --live_;
-        free_slots_.push_back(s);
     }
     allocation_id id_of(std::uint32_t s) const noexcept {
-        return allocation_id{(std::uint64_t{slots_[s].generation} << 32) | (std::uint64_t{s} + 1)};
+        return allocation_id{(std::uint64_t{at(s).generation} << 32) | (std::uint64_t{s} + 1)};
     }
     std::uint32_t slot_of(allocation_id id) const noexcept {
         const std::uint64_t low = id.value & 0xffffffffULL;
-        if (low == 0 || low > slots_.size()) return npos32;
+        if (low == 0 || low > slot_count_) return npos32;
         const auto s = static_cast<std::uint32_t>(low - 1);
         const auto generation = static_cast<std::uint32_t>(id.value >> 32);
-        return slots_[s].live && slots_[s].generation == generation ? s : npos32;
+        return at(s).live() && at(s).generation == generation ? s : npos32;
     }
 
     topology topo_;
@@ -591,10 +733,13 @@ private:
     std::uint64_t held_on_down_ = 0;
     std::uint64_t unheld_up_gpus_ = 0;
     std::uint64_t requested_gpus_ = 0;
-    std::vector<slot> slots_;
-    std::vector<std::uint32_t> free_slots_;
+    std::vector<std::vector<slot>> slot_chunks_;
+    std::uint32_t slot_count_ = 0;
+    std::uint32_t free_head_ = npos32;
     std::size_t live_ = 0;
     std::vector<domain_id> touched_;
+    std::vector<std::uint32_t> touch_mark_;  // per domain: the change that last touched it
+    std::uint32_t change_ = 0;
 };
 
 }  // namespace topoblock

@@ -44,6 +44,21 @@ constexpr gpu_mask lowest_bits(gpu_mask mask, std::uint32_t count) noexcept {
     return taken;
 }
 
+namespace detail {
+// Calls f(word index, mask) for each word the bits [first, first + count) touch.
+template <class F>
+constexpr void for_each_word_of_range(std::size_t first, std::size_t count, F&& f) noexcept {
+    while (count > 0) {
+        const std::size_t offset = first % 64;
+        const std::size_t n = count < 64 - offset ? count : 64 - offset;
+        const std::uint64_t mask = (n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1)) << offset;
+        f(first / 64, mask);
+        first += n;
+        count -= n;
+    }
+}
+}  // namespace detail
+
 // A bitset of fixed capacity N bits, the width of a domain's node masks. Bits
 // at N and above stay zero.
 template <std::size_t N>
@@ -57,6 +72,13 @@ public:
     constexpr void assign(std::size_t i, bool value) noexcept { value ? set(i) : reset(i); }
     constexpr bool test(std::size_t i) const noexcept { return (words_[i / 64] & bit(i)) != 0; }
     constexpr void clear() noexcept { words_ = {}; }
+    // Bits [first, first + count), a word at a time.
+    constexpr void set_range(std::size_t first, std::size_t count) noexcept {
+        detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) { words_[w] |= m; });
+    }
+    constexpr void reset_range(std::size_t first, std::size_t count) noexcept {
+        detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) { words_[w] &= ~m; });
+    }
 
     constexpr std::size_t count() const noexcept {
         std::size_t total = 0;
@@ -127,6 +149,19 @@ public:
         if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
     }
     void assign(std::size_t i, bool value) noexcept { value ? set(i) : reset(i); }
+    // Bits [first, first + count), a word at a time.
+    void set_range(std::size_t first, std::size_t count) noexcept {
+        detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) {
+            words_[w] |= m;
+            summary_[w / 64] |= std::uint64_t{1} << (w % 64);
+        });
+    }
+    void reset_range(std::size_t first, std::size_t count) noexcept {
+        detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) {
+            words_[w] &= ~m;
+            if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
+        });
+    }
     bool test(std::size_t i) const noexcept { return (words_[i / 64] >> (i % 64)) & 1U; }
     bool any() const noexcept {
         for (auto s : summary_)
