@@ -45,7 +45,7 @@ struct best_fit {
         const std::uint64_t largest = units.largest_domain();
         if (size <= largest) {
             const domain_id d = tightest_domain(state, units, size);
-            if (d != npos32) return take_in(state, units, d, size, out) ? errc::ok : errc::fragmented;
+            if (d != npos32) return take_in(state, units, d, size, out, true) ? errc::ok : errc::fragmented;
             if (req.where == locality::require) return units.shortfall(size);
             return spread(state, units, size, npos32, out) ? errc::ok : units.shortfall(size);
         }
@@ -87,17 +87,19 @@ private:
         return best;
     }
 
+    // `fresh`: the placement holds nothing in domain d yet, so the state's
+    // own indexes describe what is open there.
     template <class State>
     static bool take_in(const State& state, const detail::request_units<State>& units, domain_id d,
-                        std::uint64_t size, placement& out) {
-        if (units.indexed && out.empty() && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out))
+                        std::uint64_t size, placement& out, bool fresh) {
+        if (units.indexed && fresh && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out))
             return true;
         auto scratch = detail::load_domain(state, out, d);
         return detail::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
     }
 
     // The common shapes answered from the state's per-domain indexes alone,
-    // valid while the placement holds nothing yet: whole nodes from the
+    // valid while the placement holds nothing in the domain: whole nodes from the
     // tightest run, the GPUs beyond them on the tightest partly free node.
     // The same choice as the general path; returns false (adding nothing)
     // for the scattered cases left to it.
@@ -206,9 +208,16 @@ private:
                     break;
                 }
         }
+        // Each domain once, so each is fresh; a failed attempt leaves nothing.
+        const std::size_t mark = out.size();
         for (const auto& [d, free] : chosen)
-            if (!take_in(state, units, d, free, out)) return 0;
-        return take_in(state, units, last, rest, out) ? 1 : 0;
+            if (!take_in(state, units, d, free, out, true)) {
+                out.truncate(mark);
+                return 0;
+            }
+        if (take_in(state, units, last, rest, out, true)) return 1;
+        out.truncate(mark);
+        return 0;
     }
 
     // Greedy over `candidates`: the domains with the most free capacity until
@@ -239,9 +248,16 @@ private:
                                     (c.first == by_free[last].first && c.second < by_free[last].second)))
                 last = i;
         }
+        // Each domain once, so each is fresh; a failed attempt leaves nothing.
+        const std::size_t mark = out.size();
         for (std::size_t i = 0; i + 1 < k; ++i)
-            if (!take_in(state, units, by_free[i].second, by_free[i].first, out)) return false;
-        return take_in(state, units, by_free[last].second, rest, out);
+            if (!take_in(state, units, by_free[i].second, by_free[i].first, out, true)) {
+                out.truncate(mark);
+                return false;
+            }
+        if (take_in(state, units, by_free[last].second, rest, out, true)) return true;
+        out.truncate(mark);
+        return false;
     }
 
     // Each segment best-fit into one domain, counting what earlier segments
@@ -269,8 +285,9 @@ private:
                     best_free = f;
                 }
             }
-            if (best == npos32 || !take_in(state, units, best, part, out)) return units.shortfall(req.count);
-            const std::uint64_t already = taken_in(best);
+            const std::uint64_t already = best == npos32 ? 0 : taken_in(best);
+            if (best == npos32 || !take_in(state, units, best, part, out, already == ~std::uint64_t{0}))
+                return units.shortfall(req.count);
             const std::uint64_t took = req.what == unit::gpus && req.whole_nodes
                                            ? (part + state.topo().domain(best).gpus_per_node - 1) /
                                                  state.topo().domain(best).gpus_per_node *

@@ -3,6 +3,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct piece {
 class placement {
 public:
     void clear() noexcept { pieces_.clear(); }
+    // Drops the pieces added after the first `count` (an attempt given up).
+    void truncate(std::size_t count) noexcept {
+        if (count < pieces_.size()) pieces_.resize(count);
+    }
     void add(node_id node, gpu_mask gpus) { pieces_.push_back({node, gpus}); }
     const std::vector<piece>& pieces() const noexcept { return pieces_; }
     bool empty() const noexcept { return pieces_.empty(); }

@@ -547,11 +547,14 @@ private:
         return n - first;
     }
     std::uint32_t whole_up_nodes_from(std::span<const piece> where, std::size_t i) const noexcept {
+        const piece& p = where[i];
+        const node_info& info = topo_.node(p.node);
+        if (p.gpus != full_gpu_mask(info.gpus)) return 0;
+        // Only as far as the domain ends: runs cross domains in multi-domain jobs.
+        const std::size_t limit = std::min<std::size_t>(where.size() - i, topo_.domain(info.domain).end_node() - p.node);
         std::uint32_t same = 1;
-        while (i + same < where.size() && where[i + same].node == where[i].node + same &&
-               where[i + same].gpus == where[i].gpus)
-            ++same;
-        return whole_up_nodes_at(where[i].node, same, where[i].gpus);
+        while (same < limit && where[i + same].node == p.node + same && where[i + same].gpus == p.gpus) ++same;
+        return whole_up_nodes_at(p.node, same, p.gpus);
     }
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
         const gpu_mask full = node_full_mask(first);
