@@ -86,6 +86,35 @@ auto free_blocks_of(const State& state, domain_id d, const block_layout& l, cons
     return free;
 }
 
+// The free sub-blocks of a domain from its set of wholly free nodes (the
+// state's, or a copy less what earlier segments took): one word test per
+// block instead of a test per node, as this runs on every change.
+template <class NodeSet>
+NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
+    NodeSet free;
+    for (std::uint32_t b = 0; b < l.count(); ++b)
+        if (free_nodes.all_set(l.first_node(b), l.nodes_of(b))) free.set(b);
+    return free;
+}
+
+// summarize_blocks, a run at a time: the same summary for the cost of a few
+// word scans per free run.
+template <class Blocks>
+block_summary summarize_free_runs(const block_layout& l, const Blocks& free) noexcept {
+    block_summary s;
+    const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
+    for (std::size_t a = free.find_first(); a < l.count();) {
+        const std::size_t e = free.find_next_clear(a);  // free bits lie below count()
+        const auto blocks = static_cast<std::uint32_t>(e - a);
+        std::uint32_t gpus = blocks * block_gpus;
+        if (e == l.count() && l.tail_nodes != 0) gpus -= (l.nodes_per_block - l.tail_nodes) * l.gpus_per_node;
+        s.free_blocks += blocks;
+        if (gpus > s.longest_run_gpus) s.longest_run_gpus = gpus;
+        a = free.find_next(e);
+    }
+    return s;
+}
+
 template <class Blocks>
 block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexcept {
     block_summary s;
@@ -185,7 +214,11 @@ public:
     void attach(const State& state) {
         if (!use_indexes) return;
         const topology& topo = state.topo();
+        layouts_.clear();
+        for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
         summaries_.assign(topo.domain_count(), {});
+        words_per_domain_ = State::node_set::word_count;
+        free_block_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
         by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
@@ -193,11 +226,23 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
+    // The domain's summary depends only on its free sub-blocks: most changes
+    // (a GPU taken on a partly used node) leave them as they were, and then
+    // the summary and the bucket stand.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
-        const detail::block_layout l = layout(state.topo().domain(d));
-        summaries_[d] = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
+        const detail::block_layout& l = layouts_[d];
+        const auto free = state.domain_open(d) ? detail::free_blocks_among(state.free_nodes_in(d), l)
+                                               : typename State::node_set{};
+        std::uint64_t* kept = &free_block_words_[std::size_t{d} * words_per_domain_];
+        bool same = true;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) {
+            same = same && kept[w] == free.word(w);
+            kept[w] = free.word(w);
+        }
+        if (same) return;
+        summaries_[d] = detail::summarize_free_runs(l, free);
         if (summaries_[d].free_blocks == 0) by_free_blocks_.remove(d);
         else by_free_blocks_.assign(d, summaries_[d].free_blocks);
     }
@@ -209,7 +254,7 @@ public:
         if (req.count <= units.largest_domain()) {
             const domain_id d = tightest_domain(state, units);
             if (d != npos32) {
-                take_best_window(state, d, need_gpus(state, req, req.count, d), placement{}, out);
+                take_best_window(state, d, need_gpus(state, req, req.count, d), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
@@ -221,7 +266,7 @@ public:
             detail::take_whole_domain(state, chosen[i], out);
             covered += units.capacity_of(chosen[i]);
         }
-        take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), placement{}, out);
+        take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
         return errc::ok;
     }
 
@@ -234,8 +279,10 @@ public:
         if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const detail::block_layout l = layout(state.topo().domain(d));
-            const auto s = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
+            const auto free = detail::free_blocks_of(state, d, l, placement{}, false);
+            const auto s = detail::summarize_blocks(l, free);
             const std::string where = " of domain '" + state.topo().domain(d).name + "'";
+            if (!(kept_free_blocks<State>(d) == free)) return "contiguous-block: stale free sub-blocks" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
             if (by_free_blocks_.key_of(d) != (s.free_blocks == 0 ? npos32 : s.free_blocks))
@@ -251,11 +298,34 @@ private:
         return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
     }
 
+    // The free sub-blocks on_domain_change last saw in domain `d`.
     template <class State>
-    void take_best_window(const State& state, domain_id d, std::uint64_t need, const placement& taken,
-                          placement& out) const {
+    typename State::node_set kept_free_blocks(domain_id d) const noexcept {
+        typename State::node_set free;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) free.set_word(w, free_block_words_[d * words_per_domain_ + w]);
+        return free;
+    }
+
+    // The free sub-blocks of `d` less the nodes earlier segments of the job
+    // (`taken`) hold; naive: recounted node by node.
+    template <class State>
+    typename State::node_set free_blocks_for(const State& state, domain_id d, const detail::block_layout& l,
+                                             const placement& taken) const {
+        if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
+        const domain_info& info = state.topo().domain(d);
+        if (!detail::touches_domain(taken, info)) return kept_free_blocks<State>(d);
+        typename State::node_set nodes = state.free_nodes_in(d);
+        for (const auto& p : taken.pieces())
+            if (p.node >= info.first_node && p.node < info.end_node()) nodes.reset(p.node - info.first_node);
+        return detail::free_blocks_among(nodes, l);
+    }
+
+    // Adds the best window for `need` GPUs in `d` to `out`; the window is
+    // chosen before `out` grows, so `out` may hold earlier segments.
+    template <class State>
+    void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
         const detail::block_layout l = layout(state.topo().domain(d));
-        const auto w = detail::best_window(l, detail::free_blocks_of(state, d, l, taken, use_indexes), need);
+        const auto w = detail::best_window(l, free_blocks_for(state, d, l, out), need);
         detail::take_window(state, d, l, w, out);
     }
 
@@ -305,21 +375,25 @@ private:
                 const domain_info& info = state.topo().domain(d);
                 if (req.spread_segments && detail::touches_domain(out, info)) continue;
                 const detail::block_layout l = layout(info);
-                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, out, units.indexed));
+                const auto sum = units.indexed && !detail::touches_domain(out, info)
+                                     ? summaries_[d]
+                                     : detail::summarize_blocks(l, free_blocks_for(state, d, l, out));
                 if (sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) && sum.free_blocks < best_free) {
                     best = d;
                     best_free = sum.free_blocks;
                 }
             }
             if (best == npos32) return units.shortfall(req.count);
-            // The window is chosen before `out` grows, so it may name itself.
-            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out, out);
+            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out);
         }
         return errc::ok;
     }
 
     std::uint32_t block_gpus_;
     std::uint32_t uniform_block_gpus_ = 0;
+    std::vector<detail::block_layout> layouts_;
+    std::size_t words_per_domain_ = 0;
+    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, as the state's node-set words
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
 };
