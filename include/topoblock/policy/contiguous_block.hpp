@@ -92,8 +92,20 @@ auto free_blocks_of(const State& state, domain_id d, const block_layout& l, cons
 template <class NodeSet>
 NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
     NodeSet free;
-    for (std::uint32_t b = 0; b < l.count(); ++b)
-        if (free_nodes.all_set(l.first_node(b), l.nodes_of(b))) free.set(b);
+    if constexpr (NodeSet::word_count == 1) {
+        // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
+        const std::uint64_t nodes = free_nodes.word(0);
+        std::uint64_t runs = nodes;
+        for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
+        std::uint64_t blocks = 0;
+        for (std::uint32_t b = 0; b < l.full_blocks; ++b) blocks |= ((runs >> l.first_node(b)) & 1U) << b;
+        if (l.tail_nodes != 0 && free_nodes.all_set(l.first_node(l.full_blocks), l.tail_nodes))
+            blocks |= std::uint64_t{1} << l.full_blocks;
+        free.set_word(0, blocks);
+    } else {
+        for (std::uint32_t b = 0; b < l.count(); ++b)
+            if (free_nodes.all_set(l.first_node(b), l.nodes_of(b))) free.set(b);
+    }
     return free;
 }
 
@@ -218,7 +230,7 @@ public:
         for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
         summaries_.assign(topo.domain_count(), {});
         words_per_domain_ = State::node_set::word_count;
-        free_block_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
+        free_node_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
         by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
@@ -226,23 +238,21 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // The domain's summary depends only on its free sub-blocks: most changes
-    // (a GPU taken on a partly used node) leave them as they were, and then
-    // the summary and the bucket stand.
+    // The domain's summary depends only on its wholly free nodes: most
+    // changes (a GPU taken on a partly used node) leave them as they were,
+    // and then the summary and the bucket stand.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
-        const detail::block_layout& l = layouts_[d];
-        const auto free = state.domain_open(d) ? detail::free_blocks_among(state.free_nodes_in(d), l)
-                                               : typename State::node_set{};
-        std::uint64_t* kept = &free_block_words_[std::size_t{d} * words_per_domain_];
+        const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
+        std::uint64_t* kept = &free_node_words_[std::size_t{d} * words_per_domain_];
         bool same = true;
         for (std::size_t w = 0; w < words_per_domain_; ++w) {
-            same = same && kept[w] == free.word(w);
-            kept[w] = free.word(w);
+            same = same && kept[w] == nodes.word(w);
+            kept[w] = nodes.word(w);
         }
         if (same) return;
-        summaries_[d] = detail::summarize_free_runs(l, free);
+        summaries_[d] = detail::summarize_free_runs(layouts_[d], detail::free_blocks_among(nodes, layouts_[d]));
         if (summaries_[d].free_blocks == 0) by_free_blocks_.remove(d);
         else by_free_blocks_.assign(d, summaries_[d].free_blocks);
     }
@@ -282,7 +292,14 @@ public:
             const auto free = detail::free_blocks_of(state, d, l, placement{}, false);
             const auto s = detail::summarize_blocks(l, free);
             const std::string where = " of domain '" + state.topo().domain(d).name + "'";
-            if (!(kept_free_blocks<State>(d) == free)) return "contiguous-block: stale free sub-blocks" + where;
+            typename State::node_set nodes;
+            const domain_info& info = state.topo().domain(d);
+            for (std::uint32_t i = 0; state.domain_open(d) && i < info.node_count; ++i) {
+                const node_id n = info.first_node + i;
+                nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
+            }
+            if (!(kept_free_nodes<State>(d) == nodes)) return "contiguous-block: stale wholly free nodes" + where;
+            if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
             if (by_free_blocks_.key_of(d) != (s.free_blocks == 0 ? npos32 : s.free_blocks))
@@ -298,12 +315,13 @@ private:
         return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
     }
 
-    // The free sub-blocks on_domain_change last saw in domain `d`.
+    // The wholly free nodes of domain `d` (none when closed) as
+    // on_domain_change last saw them.
     template <class State>
-    typename State::node_set kept_free_blocks(domain_id d) const noexcept {
-        typename State::node_set free;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) free.set_word(w, free_block_words_[d * words_per_domain_ + w]);
-        return free;
+    typename State::node_set kept_free_nodes(domain_id d) const noexcept {
+        typename State::node_set nodes;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) nodes.set_word(w, free_node_words_[d * words_per_domain_ + w]);
+        return nodes;
     }
 
     // The free sub-blocks of `d` less the nodes earlier segments of the job
@@ -313,8 +331,7 @@ private:
                                              const placement& taken) const {
         if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
         const domain_info& info = state.topo().domain(d);
-        if (!detail::touches_domain(taken, info)) return kept_free_blocks<State>(d);
-        typename State::node_set nodes = state.free_nodes_in(d);
+        typename State::node_set nodes = kept_free_nodes<State>(d);
         for (const auto& p : taken.pieces())
             if (p.node >= info.first_node && p.node < info.end_node()) nodes.reset(p.node - info.first_node);
         return detail::free_blocks_among(nodes, l);
@@ -393,7 +410,7 @@ private:
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
     std::size_t words_per_domain_ = 0;
-    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, as the state's node-set words
+    std::vector<std::uint64_t> free_node_words_;  // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
 };
