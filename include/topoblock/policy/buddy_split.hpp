@@ -310,12 +310,14 @@ public:
         levels_.assign(topo.domain_count(), 0);
         at_level_.assign(static_cast<std::size_t>(std::bit_width(topo.max_domain_gpus())) + 1,
                          indexed_bitset(topo.domain_count()));
+        windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
+        windows_.on_domain_change(state, d);
         const std::uint64_t now = detail::free_buddy_levels_of(state, d);
         for (std::uint64_t changed = now ^ levels_[d]; changed != 0; changed &= changed - 1) {
             const auto level = static_cast<std::size_t>(std::countr_zero(changed));
@@ -338,7 +340,7 @@ public:
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         for (domain_id d : chosen) detail::take_whole_domain(state, d, out);
         return errc::ok;
     }
@@ -355,6 +357,7 @@ public:
         if (!use_indexes) return {};
         const topology& topo = state.topo();
         if (levels_.size() != topo.domain_count()) return "buddy-split: not attached to this state";
+        if (std::string wrong = windows_.check(state); !wrong.empty()) return "buddy-split: " + wrong;
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
             const domain_info& info = topo.domain(d);
             const std::string where = " in domain '" + info.name + "'";
@@ -507,6 +510,7 @@ private:
     std::vector<std::uint64_t> levels_;         // per domain: bit L = a free buddy of 2^L GPUs
     std::vector<indexed_bitset> at_level_;      // per level: the domains with a free buddy of it
     std::vector<std::pair<std::uint32_t, std::uint32_t>> kinds_;  // GPUs per node, largest root level
+    detail::whole_domain_windows windows_;
 };
 
 }  // namespace topoblock

@@ -235,6 +235,7 @@ public:
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
             uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
+        windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
@@ -244,6 +245,7 @@ public:
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
+        windows_.on_domain_change(state, d);
         const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
         std::uint64_t* kept = &free_node_words_[std::size_t{d} * words_per_domain_];
         bool same = true;
@@ -270,7 +272,7 @@ public:
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         std::uint64_t covered = 0;
         for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
             detail::take_whole_domain(state, chosen[i], out);
@@ -287,6 +289,7 @@ public:
     std::string check(const State& state) const {
         if (!use_indexes) return {};
         if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
+        if (std::string wrong = windows_.check(state); !wrong.empty()) return "contiguous-block: " + wrong;
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const detail::block_layout l = layout(state.topo().domain(d));
             const auto free = detail::free_blocks_of(state, d, l, placement{}, false);
@@ -413,6 +416,7 @@ private:
     std::vector<std::uint64_t> free_node_words_;  // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
+    detail::whole_domain_windows windows_;
 };
 
 }  // namespace topoblock
