@@ -283,9 +283,12 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
 //   the rest of the domain.
 // - Nodes whose GPU count is not a power of two hold no buddy and are never
 //   chosen (every NVIDIA system has 4 or 8 GPUs per node).
-// Cost: a scan of at most log2(domain GPUs) level sets, then O(buddies of
-// the chosen domain); O(domains) for segments, exclusive and multi-domain
-// jobs. Keeping the summaries: O(buddies of the domain) per change.
+// Cost: a scan of at most log2(domain GPUs) level sets, then word
+// operations on the chosen domain's node sets; O(log domains) lookups for
+// multi-domain jobs on a cluster of like domains; O(domains) for segments,
+// exclusive jobs and multi-domain jobs on mixed clusters. Keeping the
+// summaries: word operations plus one per partly used node per change
+// (O(buddies of the domain) above 64 nodes per domain).
 class buddy_split {
 public:
     // false: no level sets are kept, and every decision derives each domain's

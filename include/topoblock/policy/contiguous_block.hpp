@@ -208,7 +208,10 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
 // Cost: a bucket lookup by free sub-blocks plus O(blocks^2) in the chosen
-// domain; O(domains) for segments and multi-domain jobs.
+// domain; O(log domains) lookups for multi-domain jobs on a cluster of like
+// domains, O(domains) for segments and on mixed clusters. Keeping the
+// summaries: a word compare per change, O(blocks) when the domain's wholly
+// free nodes changed.
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
