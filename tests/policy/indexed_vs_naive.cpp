@@ -129,7 +129,9 @@ TEST_CASE("best-fit: indexed and naive decide identically") {
 // ones: whole racks come free, the lowest ones too, for jobs that take a
 // whole domain.
 
-// 2 block sizes x 4 topologies x 15,000 operations.
+// 2 block sizes x 5 topologies x 15,000 operations. Twenty-four racks in
+// groups of four, mostly released, give the kept whole-domain windows
+// (multi-domain jobs) windows of every size, inside groups and across them.
 TEST_CASE("contiguous-block: indexed and naive decide identically") {
     std::uint64_t seed = 31;
     for (std::uint32_t block : {8U, 16U}) {
@@ -137,15 +139,17 @@ TEST_CASE("contiguous-block: indexed and naive decide identically") {
         const contiguous_block p(block);
         lockstep(*parse_topology_spec("nvl72:8"), p, naive_of(p), seed++, 15'000);
         lockstep(*parse_topology_spec("nvl72:4"), p, naive_of(p), seed++, 15'000, 45);
+        lockstep(*parse_topology_spec("nvl72:24@4"), p, naive_of(p), seed + 100, 15'000, 45);
         lockstep(partial_racks_in_leaves(), p, naive_of(p), seed++, 15'000);
         lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), seed++, 15'000);
     }
 }
 
-// 4 topologies x 30,000 operations.
+// 5 topologies x 30,000 operations.
 TEST_CASE("buddy-split: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, naive_of(buddy_split{}), 41, 30'000);
     lockstep(*parse_topology_spec("nvl72:4"), buddy_split{}, naive_of(buddy_split{}), 44, 30'000, 45);
+    lockstep(*parse_topology_spec("nvl72:24@4"), buddy_split{}, naive_of(buddy_split{}), 45, 30'000, 45);
     lockstep(partial_racks_in_leaves(), buddy_split{}, naive_of(buddy_split{}), 42, 30'000);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 30'000);
 }

@@ -44,6 +44,28 @@ TEST_CASE("fixed_bitset finds set and clear bits across words") {
     CHECK(b.count() == 130);
 }
 
+TEST_CASE("fixed_bitset tests ranges and replaces words like bit by bit") {
+    test::rng r(5);
+    fixed_bitset<130> b;
+    std::vector<bool> model(130, false);
+    for (int op = 0; op < 4000; ++op) {
+        const std::size_t i = r.between(0, 129);
+        b.assign(i, r.chance(70));
+        model[i] = b.test(i);
+        const std::size_t first = r.between(0, 130);
+        const std::size_t count = r.between(0, 140 - static_cast<std::uint32_t>(first));
+        bool all = true;
+        for (std::size_t j = first; j < first + count; ++j) all = all && j < 130 && model[j];
+        REQUIRE(b.all_set(first, count) == all);
+    }
+    fixed_bitset<130> copy;
+    for (std::size_t w = 0; w < fixed_bitset<130>::word_count; ++w) copy.set_word(w, b.word(w));
+    CHECK(copy == b);
+    copy.set_word(2, ~std::uint64_t{0});  // bits 130 and up must stay clear
+    CHECK(copy.count() == b.count() - (b.test(128) ? 1 : 0) - (b.test(129) ? 1 : 0) + 2);
+    CHECK(copy.find_next_clear(128) == 130);
+}
+
 TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
     test::rng r(7);
     for (std::size_t size : {1U, 63U, 64U, 65U, 4096U, 5000U, 300000U}) {

@@ -132,6 +132,123 @@ bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
     return true;
 }
 
+// The same free buddies found with word operations on bit masks (one bit per
+// node or per GPU, as the state keeps them), for the indexed mode: it runs
+// on every change of a domain and on every placement.
+//
+// Bit p of aligned_chunks(chunks, j) is set when bits p .. p + 2^(j+1) - 1
+// are all set and p is a multiple of 2^(j+1), given `chunks` with the same
+// for 2^j. Bits past the domain's end are clear, so a chunk never reaches
+// past it; and as the roots of a domain's forest run largest first, every
+// aligned chunk inside the domain lies inside one root, and a root's parent
+// chunk always reaches past the end: a root is listed whenever it is free.
+inline std::uint64_t aligned_chunks(std::uint64_t chunks, std::uint32_t j) noexcept {
+    static constexpr std::uint64_t starts[] = {0x5555555555555555ULL, 0x1111111111111111ULL, 0x0101010101010101ULL,
+                                               0x0001000100010001ULL, 0x0000000100000001ULL, 0x0000000000000001ULL};
+    if (j >= 6) return 0;
+    return chunks & (chunks >> (std::uint32_t{1} << j)) & starts[j];
+}
+
+// Calls f(j, listed) for each j with some free chunk of 2^j bits whose
+// parent is not free (`listed`: their first bits), j ascending; `bits` are
+// the free units (nodes, or GPUs of one node).
+template <class F>
+void for_each_listed_chunk_size(std::uint64_t bits, F&& f) {
+    for (std::uint32_t j = 0; bits != 0; ++j) {
+        const std::uint64_t parents = aligned_chunks(bits, j);
+        const std::uint64_t listed = bits & ~(parents | (parents << (std::uint32_t{1} << j)));
+        if (listed != 0) f(j, listed);
+        bits = parents;
+    }
+}
+
+// The free chunks of 2^j bits whose parent is not free, by their first bit.
+inline std::uint64_t listed_chunks(std::uint64_t bits, std::uint32_t size_log) noexcept {
+    std::uint64_t found = 0;
+    for_each_listed_chunk_size(bits, [&](std::uint32_t j, std::uint64_t listed) {
+        if (j == size_log) found = listed;
+    });
+    return found;
+}
+
+// A domain's wholly usable nodes and the nodes with some but not all of
+// their GPUs usable, read from the state's per-domain node sets: no pass
+// over the nodes. Only for domains of at most 64 nodes.
+struct domain_usable_bits {
+    std::uint64_t whole = 0;
+    std::uint64_t partial = 0;
+};
+
+template <class State>
+domain_usable_bits usable_bits(const State& state, domain_id d) noexcept {
+    static_assert(State::node_set::word_count == 1);
+    domain_usable_bits u;
+    if (!state.domain_open(d)) return u;
+    const std::uint32_t g = state.topo().domain(d).gpus_per_node;
+    u.whole = state.free_nodes_in(d).word(0);
+    for (std::uint32_t k = 1; k < g; ++k) u.partial |= state.nodes_with_unheld(d, k).word(0);
+    return u;
+}
+
+// free_buddy_levels of the domain, from the state's node sets and the
+// partly used nodes' masks.
+template <class State>
+std::uint64_t free_buddy_levels_of(const State& state, domain_id d) {
+    const domain_info& info = state.topo().domain(d);
+    if (root_level(info) == no_level) return 0;
+    if constexpr (State::node_set::word_count != 1) {
+        return free_buddy_levels(load_domain(state, placement{}, d));
+    } else {
+        const domain_usable_bits u = usable_bits(state, d);
+        const auto node_level = static_cast<std::uint32_t>(std::countr_zero(info.gpus_per_node));
+        std::uint64_t levels = 0;
+        for_each_listed_chunk_size(u.whole, [&](std::uint32_t j, std::uint64_t) { levels |= std::uint64_t{1} << (node_level + j); });
+        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1) {
+            const node_id n = info.first_node + static_cast<node_id>(std::countr_zero(rest));
+            for_each_listed_chunk_size(state.unheld_gpus(n), [&](std::uint32_t j, std::uint64_t) { levels |= std::uint64_t{1} << j; });
+        }
+        return levels;
+    }
+}
+
+// take_buddy on the domain as the state has it (nothing taken by earlier
+// segments), knowing its free levels: the smallest sufficient level is
+// read off `levels`, and only the lowest buddy of that level is looked for.
+template <class State>
+bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::uint32_t need, placement& out) {
+    if constexpr (State::node_set::word_count != 1) {
+        return take_buddy(load_domain(state, placement{}, d), need, out);
+    } else {
+        const std::uint32_t level = smallest_level_at_least(levels, need);
+        if (level == no_level) return false;
+        const domain_info& info = state.topo().domain(d);
+        const std::uint32_t g = info.gpus_per_node;
+        const auto node_level = static_cast<std::uint32_t>(std::countr_zero(g));
+        const std::uint32_t size = std::uint32_t{1} << need;
+        const domain_usable_bits u = usable_bits(state, d);
+        if (level >= node_level) {
+            const std::uint64_t listed = listed_chunks(u.whole, level - node_level);
+            if (listed == 0) return false;
+            const auto first = static_cast<std::uint32_t>(std::countr_zero(listed));
+            if (size >= g) {
+                for (std::uint32_t i = first; i < first + size / g; ++i) out.add(info.first_node + i, full_gpu_mask(g));
+            } else {
+                out.add(info.first_node + first, full_gpu_mask(size));
+            }
+            return true;
+        }
+        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1) {
+            const node_id n = info.first_node + static_cast<node_id>(std::countr_zero(rest));
+            const std::uint64_t listed = listed_chunks(state.unheld_gpus(n), level);
+            if (listed != 0) {
+                out.add(n, full_gpu_mask(size) << std::countr_zero(listed));
+                return true;
+            }
+        }
+        return false;
+    }
+}
+
 }  // namespace detail
 
 // A buddy allocator per NVLink domain.
@@ -166,9 +283,12 @@ bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
 //   the rest of the domain.
 // - Nodes whose GPU count is not a power of two hold no buddy and are never
 //   chosen (every NVIDIA system has 4 or 8 GPUs per node).
-// Cost: a scan of at most log2(domain GPUs) level sets, then O(buddies of
-// the chosen domain); O(domains) for segments, exclusive and multi-domain
-// jobs. Keeping the summaries: O(buddies of the domain) per change.
+// Cost: a scan of at most log2(domain GPUs) level sets, then word
+// operations on the chosen domain's node sets; O(log domains) lookups for
+// multi-domain jobs on a cluster of like domains; O(domains) for segments,
+// exclusive jobs and multi-domain jobs on mixed clusters. Keeping the
+// summaries: word operations plus one per partly used node per change
+// (O(buddies of the domain) above 64 nodes per domain).
 class buddy_split {
 public:
     // false: no level sets are kept, and every decision derives each domain's
@@ -193,13 +313,15 @@ public:
         levels_.assign(topo.domain_count(), 0);
         at_level_.assign(static_cast<std::size_t>(std::bit_width(topo.max_domain_gpus())) + 1,
                          indexed_bitset(topo.domain_count()));
+        windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
-        const std::uint64_t now = detail::free_buddy_levels(detail::load_domain(state, placement{}, d));
+        windows_.on_domain_change(state, d);
+        const std::uint64_t now = detail::free_buddy_levels_of(state, d);
         for (std::uint64_t changed = now ^ levels_[d]; changed != 0; changed &= changed - 1) {
             const auto level = static_cast<std::size_t>(std::countr_zero(changed));
             at_level_[level].assign(d, (now >> level) & 1U);
@@ -214,13 +336,14 @@ public:
         if (fits_a_buddy(req, req.count)) {
             const domain_id d = smallest_buddy_domain(state, units);
             if (d != npos32) {
-                detail::take_buddy(detail::load_domain(state, out, d), need(state, req, req.count, d), out);
+                if (use_indexes) detail::take_buddy_of(state, d, levels_[d], need(state, req, req.count, d), out);
+                else detail::take_buddy(detail::load_domain(state, out, d), need(state, req, req.count, d), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         for (domain_id d : chosen) detail::take_whole_domain(state, d, out);
         return errc::ok;
     }
@@ -237,6 +360,7 @@ public:
         if (!use_indexes) return {};
         const topology& topo = state.topo();
         if (levels_.size() != topo.domain_count()) return "buddy-split: not attached to this state";
+        if (std::string wrong = windows_.check(state); !wrong.empty()) return "buddy-split: " + wrong;
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
             const domain_info& info = topo.domain(d);
             const std::string where = " in domain '" + info.name + "'";
@@ -389,6 +513,7 @@ private:
     std::vector<std::uint64_t> levels_;         // per domain: bit L = a free buddy of 2^L GPUs
     std::vector<indexed_bitset> at_level_;      // per level: the domains with a free buddy of it
     std::vector<std::pair<std::uint32_t, std::uint32_t>> kinds_;  // GPUs per node, largest root level
+    detail::whole_domain_windows windows_;
 };
 
 }  // namespace topoblock

@@ -86,6 +86,47 @@ auto free_blocks_of(const State& state, domain_id d, const block_layout& l, cons
     return free;
 }
 
+// The free sub-blocks of a domain from its set of wholly free nodes (the
+// state's, or a copy less what earlier segments took): one word test per
+// block instead of a test per node, as this runs on every change.
+template <class NodeSet>
+NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
+    NodeSet free;
+    if constexpr (NodeSet::word_count == 1) {
+        // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
+        const std::uint64_t nodes = free_nodes.word(0);
+        std::uint64_t runs = nodes;
+        for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
+        std::uint64_t blocks = 0;
+        for (std::uint32_t b = 0; b < l.full_blocks; ++b) blocks |= ((runs >> l.first_node(b)) & 1U) << b;
+        if (l.tail_nodes != 0 && free_nodes.all_set(l.first_node(l.full_blocks), l.tail_nodes))
+            blocks |= std::uint64_t{1} << l.full_blocks;
+        free.set_word(0, blocks);
+    } else {
+        for (std::uint32_t b = 0; b < l.count(); ++b)
+            if (free_nodes.all_set(l.first_node(b), l.nodes_of(b))) free.set(b);
+    }
+    return free;
+}
+
+// summarize_blocks, a run at a time: the same summary for the cost of a few
+// word scans per free run.
+template <class Blocks>
+block_summary summarize_free_runs(const block_layout& l, const Blocks& free) noexcept {
+    block_summary s;
+    const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
+    for (std::size_t a = free.find_first(); a < l.count();) {
+        const std::size_t e = free.find_next_clear(a);  // free bits lie below count()
+        const auto blocks = static_cast<std::uint32_t>(e - a);
+        std::uint32_t gpus = blocks * block_gpus;
+        if (e == l.count() && l.tail_nodes != 0) gpus -= (l.nodes_per_block - l.tail_nodes) * l.gpus_per_node;
+        s.free_blocks += blocks;
+        if (gpus > s.longest_run_gpus) s.longest_run_gpus = gpus;
+        a = free.find_next(e);
+    }
+    return s;
+}
+
 template <class Blocks>
 block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexcept {
     block_summary s;
@@ -167,7 +208,10 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
 // Cost: a bucket lookup by free sub-blocks plus O(blocks^2) in the chosen
-// domain; O(domains) for segments and multi-domain jobs.
+// domain; O(log domains) lookups for multi-domain jobs on a cluster of like
+// domains, O(domains) for segments and on mixed clusters. Keeping the
+// summaries: a word compare per change, O(blocks) when the domain's wholly
+// free nodes changed.
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
@@ -185,19 +229,35 @@ public:
     void attach(const State& state) {
         if (!use_indexes) return;
         const topology& topo = state.topo();
+        layouts_.clear();
+        for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
         summaries_.assign(topo.domain_count(), {});
+        words_per_domain_ = State::node_set::word_count;
+        free_node_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
         by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
             uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
+        windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
+    // The domain's summary depends only on its wholly free nodes: most
+    // changes (a GPU taken on a partly used node) leave them as they were,
+    // and then the summary and the bucket stand.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
-        const detail::block_layout l = layout(state.topo().domain(d));
-        summaries_[d] = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
+        windows_.on_domain_change(state, d);
+        const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
+        std::uint64_t* kept = &free_node_words_[std::size_t{d} * words_per_domain_];
+        bool same = true;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) {
+            same = same && kept[w] == nodes.word(w);
+            kept[w] = nodes.word(w);
+        }
+        if (same) return;
+        summaries_[d] = detail::summarize_free_runs(layouts_[d], detail::free_blocks_among(nodes, layouts_[d]));
         if (summaries_[d].free_blocks == 0) by_free_blocks_.remove(d);
         else by_free_blocks_.assign(d, summaries_[d].free_blocks);
     }
@@ -209,19 +269,19 @@ public:
         if (req.count <= units.largest_domain()) {
             const domain_id d = tightest_domain(state, units);
             if (d != npos32) {
-                take_best_window(state, d, need_gpus(state, req, req.count, d), placement{}, out);
+                take_best_window(state, d, need_gpus(state, req, req.count, d), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         std::uint64_t covered = 0;
         for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
             detail::take_whole_domain(state, chosen[i], out);
             covered += units.capacity_of(chosen[i]);
         }
-        take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), placement{}, out);
+        take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
         return errc::ok;
     }
 
@@ -232,10 +292,20 @@ public:
     std::string check(const State& state) const {
         if (!use_indexes) return {};
         if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
+        if (std::string wrong = windows_.check(state); !wrong.empty()) return "contiguous-block: " + wrong;
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const detail::block_layout l = layout(state.topo().domain(d));
-            const auto s = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}));
+            const auto free = detail::free_blocks_of(state, d, l, placement{}, false);
+            const auto s = detail::summarize_blocks(l, free);
             const std::string where = " of domain '" + state.topo().domain(d).name + "'";
+            typename State::node_set nodes;
+            const domain_info& info = state.topo().domain(d);
+            for (std::uint32_t i = 0; state.domain_open(d) && i < info.node_count; ++i) {
+                const node_id n = info.first_node + i;
+                nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
+            }
+            if (!(kept_free_nodes<State>(d) == nodes)) return "contiguous-block: stale wholly free nodes" + where;
+            if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
             if (by_free_blocks_.key_of(d) != (s.free_blocks == 0 ? npos32 : s.free_blocks))
@@ -251,11 +321,34 @@ private:
         return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
     }
 
+    // The wholly free nodes of domain `d` (none when closed) as
+    // on_domain_change last saw them.
     template <class State>
-    void take_best_window(const State& state, domain_id d, std::uint64_t need, const placement& taken,
-                          placement& out) const {
+    typename State::node_set kept_free_nodes(domain_id d) const noexcept {
+        typename State::node_set nodes;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) nodes.set_word(w, free_node_words_[d * words_per_domain_ + w]);
+        return nodes;
+    }
+
+    // The free sub-blocks of `d` less the nodes earlier segments of the job
+    // (`taken`) hold; naive: recounted node by node.
+    template <class State>
+    typename State::node_set free_blocks_for(const State& state, domain_id d, const detail::block_layout& l,
+                                             const placement& taken) const {
+        if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
+        const domain_info& info = state.topo().domain(d);
+        typename State::node_set nodes = kept_free_nodes<State>(d);
+        for (const auto& p : taken.pieces())
+            if (p.node >= info.first_node && p.node < info.end_node()) nodes.reset(p.node - info.first_node);
+        return detail::free_blocks_among(nodes, l);
+    }
+
+    // Adds the best window for `need` GPUs in `d` to `out`; the window is
+    // chosen before `out` grows, so `out` may hold earlier segments.
+    template <class State>
+    void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
         const detail::block_layout l = layout(state.topo().domain(d));
-        const auto w = detail::best_window(l, detail::free_blocks_of(state, d, l, taken, use_indexes), need);
+        const auto w = detail::best_window(l, free_blocks_for(state, d, l, out), need);
         detail::take_window(state, d, l, w, out);
     }
 
@@ -305,23 +398,28 @@ private:
                 const domain_info& info = state.topo().domain(d);
                 if (req.spread_segments && detail::touches_domain(out, info)) continue;
                 const detail::block_layout l = layout(info);
-                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, out, units.indexed));
+                const auto sum = units.indexed && !detail::touches_domain(out, info)
+                                     ? summaries_[d]
+                                     : detail::summarize_blocks(l, free_blocks_for(state, d, l, out));
                 if (sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) && sum.free_blocks < best_free) {
                     best = d;
                     best_free = sum.free_blocks;
                 }
             }
             if (best == npos32) return units.shortfall(req.count);
-            // The window is chosen before `out` grows, so it may name itself.
-            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out, out);
+            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out);
         }
         return errc::ok;
     }
 
     std::uint32_t block_gpus_;
     std::uint32_t uniform_block_gpus_ = 0;
+    std::vector<detail::block_layout> layouts_;
+    std::size_t words_per_domain_ = 0;
+    std::vector<std::uint64_t> free_node_words_;  // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
+    detail::whole_domain_windows windows_;
 };
 
 }  // namespace topoblock

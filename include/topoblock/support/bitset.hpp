@@ -119,7 +119,26 @@ public:
         }
     }
 
+    // Every bit of [first, first + count) is set (true when count is 0);
+    // bits at N and above count as clear. A word test per 64 bits.
+    constexpr bool all_set(std::size_t first, std::size_t count) const noexcept {
+        if (count == 0) return true;
+        if (first + count > N) return false;
+        const std::size_t last = first + count - 1;
+        for (std::size_t w = first / 64; w <= last / 64; ++w) {
+            const std::size_t lo = w == first / 64 ? first % 64 : 0;
+            const std::size_t hi = w == last / 64 ? last % 64 : 63;
+            const std::uint64_t want = (~std::uint64_t{0} >> (63 - hi)) & (~std::uint64_t{0} << lo);
+            if ((words_[w] & want) != want) return false;
+        }
+        return true;
+    }
+
     constexpr std::uint64_t word(std::size_t w) const noexcept { return words_[w]; }
+    // Replaces word `w`; bits at N and above are dropped so they stay zero.
+    constexpr void set_word(std::size_t w, std::uint64_t value) noexcept {
+        words_[w] = w + 1 == word_count && N % 64 != 0 ? value & ((std::uint64_t{1} << (N % 64)) - 1) : value;
+    }
     friend constexpr bool operator==(const fixed_bitset&, const fixed_bitset&) = default;
 
 private:

@@ -5,8 +5,11 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <topoblock/support/bucket_index.hpp>
+
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 // Jobs placed as whole NVLink domains, shared by the block policies: the
@@ -22,6 +25,120 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
     return info.node_count != 0 && units.state.domain(d).free_nodes == info.node_count && units.allowed(d);
 }
 
+// The aligned windows of pick_whole_domains, kept by a policy on a cluster
+// of like domains (every domain the same nodes of the same GPUs): per window
+// size 2^k, each window's count of wholly free domains, and the windows
+// filed by that count, those inside one group of the nearest level apart
+// from the others. A domain's change moves one window per size, and only
+// when it becomes or stops being wholly free; a multi-domain job then costs
+// a bucket lookup per window size instead of a pass over every domain.
+class whole_domain_windows {
+public:
+    // Windows are kept only on a cluster of like domains (empty otherwise).
+    template <class State>
+    void attach(const State& state) {
+        const topology& topo = state.topo();
+        const std::uint32_t domains = topo.domain_count();
+        const std::uint32_t nodes = topo.max_domain_nodes();
+        sizes_.clear();
+        wholly_free_ = indexed_bitset(domains);
+        kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
+                topo.node_count() == std::uint64_t{domains} * nodes;
+        if (!kept_) return;
+        const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
+        for (std::uint64_t p = 1;; p *= 2) {
+            window_size& size = sizes_.emplace_back();
+            const auto windows = static_cast<std::uint32_t>((domains + p - 1) / p);
+            const auto most = static_cast<std::uint32_t>(p < domains ? p : domains);
+            size.free.assign(windows, 0);
+            size.one_group.assign(windows, 1);
+            size.one_group_by_free = bucket_index(windows, most);
+            size.mixed_by_free = bucket_index(windows, most);
+            for (std::uint32_t w = 0; w < windows; ++w) {
+                const std::uint64_t start = w * p, end = start + p < domains ? start + p : domains;
+                for (std::uint64_t d = start; level != nullptr && d < end; ++d)
+                    if (level->group_of_domain[d] != level->group_of_domain[start]) size.one_group[w] = 0;
+                (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, 0);
+            }
+            if (p >= domains) break;
+        }
+        for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
+    }
+
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        if (!kept_) return;
+        const bool now = is_wholly_free(state, d);
+        if (now == wholly_free_.test(d)) return;
+        wholly_free_.assign(d, now);
+        for (std::size_t k = 0; k < sizes_.size(); ++k) {
+            window_size& size = sizes_[k];
+            const std::uint32_t w = d >> k;
+            size.free[w] = now ? size.free[w] + 1 : size.free[w] - 1;
+            (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, size.free[w]);
+        }
+    }
+
+    bool kept() const noexcept { return kept_; }
+
+    // pick_whole_domains' choice of `domains` wholly free domains: appended
+    // to `chosen`; false when no window holds them. Only when kept().
+    bool pick(std::uint32_t domains, std::vector<domain_id>& chosen) const {
+        for (std::size_t k = 0; k < sizes_.size(); ++k) {
+            std::uint32_t w = sizes_[k].one_group_by_free.find_at_least(domains);
+            if (w == npos32) w = sizes_[k].mixed_by_free.find_at_least(domains);
+            if (w == npos32) continue;
+            std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
+            for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1))
+                chosen.push_back(static_cast<domain_id>(d));
+            return true;
+        }
+        return false;
+    }
+
+    // Recounts every window from the state: an empty string, or what
+    // disagrees. O(domains x log domains): for tests.
+    template <class State>
+    std::string check(const State& state) const {
+        if (!kept_) return {};
+        const std::uint32_t domains = state.topo().domain_count();
+        for (domain_id d = 0; d < domains; ++d)
+            if (wholly_free_.test(d) != is_wholly_free(state, d)) return "whole-domain windows: stale wholly free domain";
+        for (std::size_t k = 0; k < sizes_.size(); ++k) {
+            const window_size& size = sizes_[k];
+            for (std::uint32_t w = 0; w < size.free.size(); ++w) {
+                std::uint32_t free = 0;
+                for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
+                    free += is_wholly_free(state, static_cast<domain_id>(d)) ? 1U : 0U;
+                if (free != size.free[w]) return "whole-domain windows: stale count";
+                const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
+                const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
+                if (filed.key_of(w) != free || other.contains(w)) return "whole-domain windows: misfiled window";
+            }
+        }
+        return {};
+    }
+
+private:
+    // Every node up and wholly free, in an open domain: then nothing is held
+    // there and it is idle too, so this holds for exclusive jobs as well.
+    template <class State>
+    static bool is_wholly_free(const State& state, domain_id d) noexcept {
+        const domain_info& info = state.topo().domain(d);
+        return info.node_count != 0 && state.domain(d).free_nodes == info.node_count && state.domain_open(d);
+    }
+
+    struct window_size {
+        std::vector<std::uint32_t> free;       // per window: wholly free domains in it
+        std::vector<std::uint8_t> one_group;   // per window: inside one group
+        bucket_index one_group_by_free;
+        bucket_index mixed_by_free;
+    };
+    bool kept_ = false;
+    indexed_bitset wholly_free_;
+    std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
+};
+
 // Chooses wholly free domains that together hold `size` units. Rule: the
 // smallest aligned window of 2^k consecutive domains (k = 0, 1, 2, ...; a
 // window starts at a multiple of its size, and the last one spans the whole
@@ -31,9 +148,11 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 // domains are that window's wholly free domains in index order until `size`
 // is covered, so `chosen` is ascending. Returns false when no window holds
 // the job. Cost: O(domains x log domains); a lookup for a job one domain
-// holds on a cluster of like domains.
+// holds on a cluster of like domains, and O(log domains) lookups for any job
+// when the policy keeps `windows` (indexed).
 template <class State>
-bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, std::vector<domain_id>& chosen) {
+bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, std::vector<domain_id>& chosen,
+                        const whole_domain_windows* windows = nullptr) {
     const topology& topo = units.state.topo();
     const std::uint32_t domains = topo.domain_count();
     const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
@@ -51,6 +170,11 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
         if (d == npos32) return false;
         chosen.push_back(d);
         return true;
+    }
+    if (units.indexed && windows != nullptr && windows->kept()) {
+        const std::uint64_t per_domain = units.capacity_of(0);
+        const std::uint64_t needed = (size + per_domain - 1) / per_domain;
+        return needed <= domains && windows->pick(static_cast<std::uint32_t>(needed), chosen);
     }
     for (std::uint64_t p = 1;; p *= 2) {
         std::uint64_t best_start = npos32, best_free = 0;
