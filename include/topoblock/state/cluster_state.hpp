@@ -414,7 +414,7 @@ private:
     };
     // Slots live in chunks that never move, so records keep their address
     // and growth wastes at most one chunk (no doubling of a large array).
-    static constexpr std::uint32_t slot_chunk_bits = 10;
+    static constexpr std::uint32_t slot_chunk_bits = 7;
     static constexpr std::uint32_t slot_chunk = std::uint32_t{1} << slot_chunk_bits;
     slot& at(std::uint32_t s) noexcept { return slot_chunks_[s >> slot_chunk_bits][s & (slot_chunk - 1)]; }
     const slot& at(std::uint32_t s) const noexcept { return slot_chunks_[s >> slot_chunk_bits][s & (slot_chunk - 1)]; }
@@ -636,14 +636,17 @@ private:
         const bool open = c.exclusive_holders == 0;
         const free_capacity now = open ? free_capacity{c.free_gpus, c.free_nodes} : free_capacity{};
         free_capacity& before = contributed_[d];
+        // Most changes move one key (a partly used node's GPUs): the others
+        // are compared, not rewritten.
         if (open) {
-            by_free_gpus_.assign(d, c.free_gpus);
-            by_free_nodes_.assign(d, c.free_nodes);
+            if (by_free_gpus_.key_of(d) != c.free_gpus) by_free_gpus_.assign(d, c.free_gpus);
+            if (by_free_nodes_.key_of(d) != c.free_nodes) by_free_nodes_.assign(d, c.free_nodes);
         } else {
             by_free_gpus_.remove(d);
             by_free_nodes_.remove(d);
         }
-        idle_domains_.assign(d, open && c.held_gpus == 0 && c.up_nodes > 0);
+        const bool idle = open && c.held_gpus == 0 && c.up_nodes > 0;
+        if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
         // An exclusive job opening or closing the domain changes every node's
         // usability at once.
         if (open != was_open_[d]) {

@@ -26,7 +26,7 @@ public:
           words_((std::size_t{max_key} + 1) * words_per_key_),
           summaries_((std::size_t{max_key} + 1) * summaries_per_key_),
           counts_(std::size_t{max_key} + 1),
-          nonempty_(max_key + 1) {}
+          nonempty_((std::size_t{max_key} + 64) / 64) {}
 
     std::uint32_t max_key() const noexcept { return static_cast<std::uint32_t>(counts_.size()) - 1; }
     std::uint32_t key_of(std::uint32_t item) const noexcept { return key_of_[item]; }
@@ -50,13 +50,19 @@ public:
 
     std::size_t memory_bytes() const noexcept {
         return key_of_.capacity() * sizeof(std::uint32_t) + (words_.capacity() + summaries_.capacity()) * sizeof(std::uint64_t) +
-               counts_.capacity() * sizeof(std::uint32_t) + nonempty_.memory_bytes();
+               counts_.capacity() * sizeof(std::uint32_t) + nonempty_.capacity() * sizeof(std::uint64_t);
     }
 
     // The non-empty key at or above `key`, or npos32.
     std::uint32_t next_key(std::uint32_t key) const noexcept {
-        const std::size_t k = nonempty_.find_next(key);
-        return k < nonempty_.size() ? static_cast<std::uint32_t>(k) : npos32;
+        std::size_t w = key / 64;
+        if (w >= nonempty_.size()) return npos32;
+        std::uint64_t word = nonempty_[w] & (~std::uint64_t{0} << (key % 64));
+        while (word == 0) {
+            if (++w == nonempty_.size()) return npos32;
+            word = nonempty_[w];
+        }
+        return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
     }
     // The largest non-empty key at or below `key`, or npos32.
     std::uint32_t previous_key(std::uint32_t key) const noexcept {
@@ -96,14 +102,14 @@ private:
         const std::size_t w = item / 64;
         words_[std::size_t{key} * words_per_key_ + w] |= std::uint64_t{1} << (item % 64);
         summaries_[std::size_t{key} * summaries_per_key_ + w / 64] |= std::uint64_t{1} << (w % 64);
-        if (counts_[key]++ == 0) nonempty_.set(key);
+        if (counts_[key]++ == 0) nonempty_[key / 64] |= std::uint64_t{1} << (key % 64);
     }
     void take_out(std::uint32_t item, std::uint32_t key) noexcept {
         const std::size_t w = item / 64;
         std::uint64_t& word = words_[std::size_t{key} * words_per_key_ + w];
         word &= ~(std::uint64_t{1} << (item % 64));
         if (word == 0) summaries_[std::size_t{key} * summaries_per_key_ + w / 64] &= ~(std::uint64_t{1} << (w % 64));
-        if (--counts_[key] == 0) nonempty_.reset(key);
+        if (--counts_[key] == 0) nonempty_[key / 64] &= ~(std::uint64_t{1} << (key % 64));
     }
 
     std::size_t items_ = 0;
@@ -113,7 +119,7 @@ private:
     std::vector<std::uint64_t> words_;
     std::vector<std::uint64_t> summaries_;
     std::vector<std::uint32_t> counts_;
-    indexed_bitset nonempty_;
+    std::vector<std::uint64_t> nonempty_;  // bit k: some item has key k (keys are few: a word or two)
 };
 
 }  // namespace topoblock
