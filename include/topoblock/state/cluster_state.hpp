@@ -614,7 +614,7 @@ private:
     void begin_change() {
         touched_.clear();
         if (++change_ == 0) {
-            std::fill(touch_mark_.begin(), touch_mark_.end(), 0U);
+            std::fill(touch_mark_.begin(), touch_mark_.end(), std::uint16_t{0});
             change_ = 1;
         }
     }
@@ -744,8 +744,10 @@ private:
     std::uint32_t free_head_ = npos32;
     std::size_t live_ = 0;
     std::vector<domain_id> touched_;
-    std::vector<std::uint32_t> touch_mark_;  // per domain: the change that last touched it
-    std::uint32_t change_ = 0;
+    // Per domain: the change that last touched it. 16 bits keep the state
+    // within 8 bytes per GPU; the marks are cleared once every 65,535 changes.
+    std::vector<std::uint16_t> touch_mark_;
+    std::uint16_t change_ = 0;
 };
 
 }  // namespace topoblock
