@@ -45,10 +45,32 @@ struct slurm_block_shape {
 //   the free nodes of a base block in index order.
 // - Segments are placed in turn; exclusive jobs take only idle base blocks.
 // - Nodes outside every block serve a job only when no base-block node can.
-// Cost: O(base blocks + nodes examined) per decision; the scratch arrays it
-// reuses grow once, so a decision does not allocate once warmed up. The
-// scratch makes one policy object unsafe to share between threads, like the
-// allocator that owns it.
+// Cost, indexed (the default): the policy keeps, per base block, its count of
+// qualifying nodes for each threshold (wholly free; at least k unheld GPUs,
+// k = 1..G), base blocks in a bucket index per threshold, and per enabled
+// level the groups' free nodes (a bucket index when there are more than 64
+// groups); on_domain_change refiles one base block in O(G + levels). With
+// those, a decision costs no more as the cluster grows when it is
+// - one part (no segments, or one segment) and not exclusive, and
+// - the group is exactly max_ll level-LL blocks, so a group qualifies by its
+//   free nodes alone: every job of at most S nodes with level 0 enabled, and
+//   with the default levels (1, 2, 4, 8, 16) every job up to 16 base blocks;
+//   and
+// - a whole-node job fits the nodes of every non-empty base block (always,
+//   on a cluster of one node size).
+// Then the group is a bucket lookup (or a scan of at most 64 groups), a
+// refusal is that lookup failing, and only the chosen group's base blocks
+// are examined: O(base blocks per group ^ 2 + nodes taken). Everything else
+// scans every base block, O(base blocks + nodes examined): exclusive jobs,
+// several segments, groups larger than max_ll level-LL blocks (sparse
+// BlockSizes such as 8,32 for most sizes, and jobs larger than the largest
+// level), and whole-node jobs that some base block's nodes are too small
+// for; a request no base-block node can serve goes to the nodes outside
+// every block, O(domains outside blocks). Naive (use_indexes = false): every
+// decision scans, node by node.
+// The scratch arrays a decision reuses grow once, so a decision does not
+// allocate once warmed up. They make one policy object unsafe to share
+// between threads, like the allocator that owns it.
 class slurm_block {
 public:
     // Defaults for a topology that did not come from a Slurm file: S is the
