@@ -38,12 +38,34 @@ request random_request(rng& r, const topology& t) {
     return q;
 }
 
+// Requests as a Slurm block cluster sees them, weighted towards what
+// slurm-block answers from its summaries: 1-node GPU jobs of every size up
+// to a node, whole-node jobs from one node to several base blocks (and past
+// the largest level now and then), GPU jobs of whole nodes; a few exclusive
+// or segmented ones, which slurm-block scans for.
+request slurm_request(rng& r, const topology& t) {
+    const std::uint32_t g = t.max_gpus_per_node(), s = t.max_domain_nodes();
+    const std::uint32_t kind = r.between(1, 100);
+    request q = kind <= 40   ? request::gpus(r.between(1, g))
+                : kind <= 65 ? request::nodes(r.between(1, s))
+                : kind <= 80 ? request::gpus(r.between(g + 1, s * g))
+                : kind <= 95 ? request::nodes(r.between(s + 1, s * 8))
+                             : request::nodes(r.between(s * 8, s * 20));
+    q.whole_nodes = q.what == unit::gpus && r.chance(10);
+    q.exclusive_domain = r.chance(2);
+    if (r.chance(3)) q = q.with_segment(std::max<std::uint32_t>(1, q.count / r.between(1, 4)), r.chance(50));
+    return q;
+}
+
+using request_maker = request (*)(rng&, const topology&);
+
 // `allocations`: the percentage of operations that allocate (releases take
 // the rest but 5%, health changes); below 60 the cluster often drains, so
-// whole domains come free.
+// whole domains come free. `check_every`: operations between comparisons of
+// the indexed side's summaries with a recount.
 template <class Policy>
 void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations,
-              std::uint32_t allocations = 60) {
+              std::uint32_t allocations = 60, request_maker make = random_request, std::size_t check_every = 4096) {
     CAPTURE(seed);
     // Comparing a policy with itself would prove nothing.
     REQUIRE(std::string_view(naive.name()).ends_with("-naive"));
@@ -57,7 +79,7 @@ void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t 
         CAPTURE(op);
         const std::uint32_t kind = r.between(1, 100);
         if (kind <= allocations) {
-            const request q = random_request(r, topo);
+            const request q = make(r, topo);
             auto a = fast.try_allocate(q);
             auto b = slow.try_allocate(q);
             REQUIRE(a.has_value() == b.has_value());
@@ -83,7 +105,7 @@ void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t 
         }
         // The indexed side's own summaries must also match the state.
         if constexpr (requires { fast.policy().check(fast.state()); })
-            if (op % 4096 == 0) REQUIRE(fast.policy().check(fast.state()) == "");
+            if (op % check_every == 0) REQUIRE(fast.policy().check(fast.state()) == "");
     }
     CHECK(placed > operations * allocations / 300);
 }
@@ -111,6 +133,26 @@ io::slurm_cluster slurm_style() {
         "BlockName=b3 Nodes=n[17-24]\nBlockName=b4 Nodes=n[25-32]\nBlockSizes=8,16,32\n");
     REQUIRE_MESSAGE(st.has_value(), st.error().to_string());
     const std::vector<std::string> order = io::expand_hostlist("n[01-35]").value();
+    auto c = io::make_slurm_cluster(*st, 4, order);
+    REQUIRE_MESSAGE(c.has_value(), c.error().to_string());
+    return std::move(*c);
+}
+
+// A topology.conf cluster with sparse BlockSizes (levels 0, 2, 4 and 6):
+// 288 base blocks of four 4-GPU nodes, so that level 2 has 72 groups (more
+// than slurm-block scans) and level 6 five; two empty blocks and three nodes
+// outside every block.
+io::slurm_cluster sparse_block_sizes() {
+    std::string conf;
+    for (std::uint32_t b = 0; b < 288; ++b) {
+        conf += "BlockName=b" + std::to_string(b) + " Nodes=n[" + std::to_string(b * 4 + 1000) + "-" +
+                std::to_string(b * 4 + 1003) + "]\n";
+        if (b == 100 || b == 200) conf += "BlockName=empty" + std::to_string(b) + "\n";
+    }
+    conf += "BlockSizes=4,16,64,256\n";
+    auto st = io::parse_topology_conf(conf);
+    REQUIRE_MESSAGE(st.has_value(), st.error().to_string());
+    const std::vector<std::string> order = io::expand_hostlist("n[1000-2154]").value();
     auto c = io::make_slurm_cluster(*st, 4, order);
     REQUIRE_MESSAGE(c.has_value(), c.error().to_string());
     return std::move(*c);
@@ -154,11 +196,27 @@ TEST_CASE("buddy-split: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 30'000);
 }
 
-// 4 topologies x 30,000 operations.
+// 4 topologies x 30,000 operations of the mix every policy gets.
 TEST_CASE("slurm-block: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, naive_of(slurm_block{}), 51, 30'000);
     lockstep(partial_racks_in_leaves(), slurm_block{}, naive_of(slurm_block{}), 52, 30'000);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, naive_of(slurm_block{}), 53, 30'000);
     const io::slurm_cluster c = slurm_style();
     lockstep(c.topo, c.policy, naive_of(c.policy), 54, 30'000);
+}
+
+// The summaries slurm-block decides from: 5 runs x 20,000 operations of
+// Slurm-like requests, summaries recounted every 500. 300 racks make five
+// words per bucket and more than 64 groups at levels 1 and 2; 80 racks with
+// more releases than allocations free whole groups for multi-block jobs.
+TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths") {
+    const slurm_block p;
+    lockstep(*parse_topology_spec("nvl72:300"), p, naive_of(p), 55, 20'000, 60, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:80"), p, naive_of(p), 56, 20'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), 57, 20'000, 60, slurm_request, 500);
+    const io::slurm_cluster c = slurm_style();
+    lockstep(c.topo, c.policy, naive_of(c.policy), 58, 20'000, 50, slurm_request, 500);
+    const io::slurm_cluster sparse = sparse_block_sizes();
+    REQUIRE(sparse.policy.shape(sparse.topo).levels == 0b1010101U);
+    lockstep(sparse.topo, sparse.policy, naive_of(sparse.policy), 59, 20'000, 50, slurm_request, 500);
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -122,5 +123,37 @@ TEST_CASE("bucket_index answers best-fit questions like a linear scan") {
         for (std::uint32_t i = 0; i < items; ++i)
             if (key[i] != npos32 && key[i] <= want && (largest == npos32 || key[i] > largest)) largest = key[i];
         REQUIRE(index.previous_key(want) == largest);
+    }
+}
+
+TEST_CASE("bucket_index finds the last item of a key like a std::set, across summary words") {
+    test::rng r(13);
+    // 9,000 items: 141 words per key, three summary words.
+    for (std::uint32_t items : {1U, 64U, 65U, 300U, 4096U, 4097U, 9000U}) {
+        CAPTURE(items);
+        const std::uint32_t max_key = 5;
+        bucket_index index(items, max_key);
+        std::vector<std::set<std::uint32_t>> model(max_key + 1);
+        std::vector<std::uint32_t> key(items, npos32);
+        for (int op = 0; op < 4000; ++op) {
+            // Keys 4 and 5 are rare: their few items leave whole summary
+            // words clear, which the search must skip.
+            const std::uint32_t item = r.between(0, items - 1);
+            if (key[item] != npos32) model[key[item]].erase(item);
+            if (r.chance(45)) {
+                key[item] = r.chance(97) ? r.between(0, 3) : r.between(4, max_key);
+                index.assign(item, key[item]);
+                model[key[item]].insert(item);
+            } else {
+                index.remove(item);
+                key[item] = npos32;
+            }
+            const std::uint32_t k = r.between(0, max_key);
+            const std::uint32_t before = r.chance(20) ? items + r.between(0, 3) : r.between(0, items);
+            const auto it = model[k].lower_bound(before);
+            const std::uint32_t want = it == model[k].begin() ? npos32 : *std::prev(it);
+            REQUIRE(index.last_in(k, before) == want);
+            REQUIRE(index.count(k) == model[k].size());
+        }
     }
 }

@@ -5,13 +5,17 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
+#include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,10 +45,32 @@ struct slurm_block_shape {
 //   the free nodes of a base block in index order.
 // - Segments are placed in turn; exclusive jobs take only idle base blocks.
 // - Nodes outside every block serve a job only when no base-block node can.
-// Cost: O(base blocks + nodes examined) per decision; the scratch arrays it
-// reuses grow once, so a decision does not allocate once warmed up. The
-// scratch makes one policy object unsafe to share between threads, like the
-// allocator that owns it.
+// Cost, indexed (the default): the policy keeps, per base block, its count of
+// qualifying nodes for each threshold (wholly free; at least k unheld GPUs,
+// k = 1..G), base blocks in a bucket index per threshold, and per enabled
+// level the groups' free nodes (a bucket index when there are more than 64
+// groups); on_domain_change refiles one base block in O(G + levels). With
+// those, a decision costs no more as the cluster grows when it is
+// - one part (no segments, or one segment) and not exclusive, and
+// - the group is exactly max_ll level-LL blocks, so a group qualifies by its
+//   free nodes alone: every job of at most S nodes with level 0 enabled, and
+//   with the default levels (1, 2, 4, 8, 16) every job up to 16 base blocks;
+//   and
+// - a whole-node job fits the nodes of every non-empty base block (always,
+//   on a cluster of one node size).
+// Then the group is a bucket lookup (or a scan of at most 64 groups), a
+// refusal is that lookup failing, and only the chosen group's base blocks
+// are examined: O(base blocks per group ^ 2 + nodes taken). Everything else
+// scans every base block, O(base blocks + nodes examined): exclusive jobs,
+// several segments, groups larger than max_ll level-LL blocks (sparse
+// BlockSizes such as 8,32 for most sizes, and jobs larger than the largest
+// level), and whole-node jobs that some base block's nodes are too small
+// for; a request no base-block node can serve goes to the nodes outside
+// every block, O(domains outside blocks). Naive (use_indexes = false): every
+// decision scans, node by node.
+// The scratch arrays a decision reuses grow once, so a decision does not
+// allocate once warmed up. They make one policy object unsafe to share
+// between threads, like the allocator that owns it.
 class slurm_block {
 public:
     // Defaults for a topology that did not come from a Slurm file: S is the
@@ -65,11 +91,119 @@ public:
 
     std::string_view name() const noexcept { return use_indexes ? "slurm-block" : "slurm-block-naive"; }
 
+    // Builds the summaries of the indexed mode (nothing when naive). The
+    // allocator calls it once; its state is the one place() is then asked
+    // about, and on_domain_change keeps the summaries in step with it.
     template <class State>
     void attach(const State& state) {
-        uniform_gpus_ = state.topo().uniform_gpus_per_node();
-        max_gpus_hint_ = state.topo().max_gpus_per_node();
+        const topology& topo = state.topo();
+        uniform_gpus_ = topo.uniform_gpus_per_node();
+        max_gpus_hint_ = topo.max_gpus_per_node();
         attached_ = true;
+        qualifying_.clear();
+        blocks_by_qualifying_.clear();
+        qualifying_total_.clear();
+        groups_.clear();
+        if (!use_indexes) return;
+        attached_shape_ = shape(topo);
+        attached_domains_ = topo.domain_count();
+        const std::uint32_t blocks = attached_shape_.block_count;
+        if (blocks == 0) return;
+        thresholds_ = topo.max_gpus_per_node() + 1;
+        whole_min_gpus_ = npos32;
+        for (domain_id b = 0; b < blocks; ++b)
+            if (topo.domain(b).node_count != 0) whole_min_gpus_ = std::min(whole_min_gpus_, topo.domain(b).gpus_per_node);
+        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
+        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
+        qualifying_total_.assign(thresholds_, 0);
+        groups_.resize(max_level + 1);
+        for (std::uint32_t level = 1; level <= max_level; ++level) {
+            if ((attached_shape_.levels >> level & 1U) == 0) continue;
+            const std::uint32_t per_group = std::uint32_t{1} << level;
+            group_summary& g = groups_[level];
+            g.free_nodes.assign(ceil_div(blocks, per_group), 0);
+            g.indexed = g.free_nodes.size() > scanned_groups;
+            if (g.indexed)
+                g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * topo.max_domain_nodes());
+        }
+        for (domain_id b = 0; b < blocks; ++b) on_domain_change(state, b);
+    }
+
+    // Refiles base block d under its new qualifying-node counts: O(GPUs per
+    // node + enabled levels) bucket moves, none for a count that stayed.
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        if (qualifying_.empty() || d >= attached_shape_.block_count) return;
+        const bool open = state.domain_open(d);
+        const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
+        const std::uint32_t whole_before = qualifying_[std::size_t{d} * thresholds_];
+        if (whole != whole_before) {
+            file_block(0, d, whole);
+            for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
+                const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
+                group_summary& g = groups_[level];
+                const std::uint32_t group = d >> level;
+                g.free_nodes[group] = g.free_nodes[group] - whole_before + whole;
+                if (!g.indexed) continue;
+                if (g.free_nodes[group] == 0) g.by_free_nodes.remove(group);
+                else g.by_free_nodes.assign(group, g.free_nodes[group]);
+            }
+        }
+        // Nodes with at least k unheld GPUs, for k from the most down.
+        const std::uint32_t gpus = state.topo().domain(d).gpus_per_node;
+        std::uint32_t at_least = 0;
+        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
+            if (open && k <= gpus) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+            file_block(k, d, at_least);
+        }
+    }
+
+    // Recounts the indexed mode's summaries from the nodes' usable GPUs:
+    // an empty string, or what disagrees (always empty when naive).
+    // O(cluster): for tests and debugging.
+    template <class State>
+    std::string check(const State& state) const {
+        if (!use_indexes) return {};
+        const topology& topo = state.topo();
+        const slurm_block_shape now = shape(topo);
+        if (now.block_count == 0) return qualifying_.empty() ? "" : "slurm-block: summaries without base blocks";
+        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * thresholds_ ||
+            thresholds_ != topo.max_gpus_per_node() + 1)
+            return "slurm-block: not attached to this state";
+        std::vector<std::uint64_t> totals(thresholds_, 0);
+        std::vector<std::vector<std::uint32_t>> group_nodes(groups_.size());
+        for (std::size_t level = 0; level < groups_.size(); ++level) group_nodes[level].assign(groups_[level].free_nodes.size(), 0);
+        std::vector<std::uint32_t> recount(thresholds_);
+        for (domain_id b = 0; b < now.block_count; ++b) {
+            const domain_info& info = topo.domain(b);
+            std::fill(recount.begin(), recount.end(), 0);
+            for (node_id n = info.first_node; n < info.end_node(); ++n) {
+                const gpu_mask usable = state.usable_gpus(n);
+                if (usable != 0 && usable == state.node_full_mask(n)) ++recount[0];
+                for (std::uint32_t k = 1; k < thresholds_ && k <= count_bits(usable); ++k) ++recount[k];
+            }
+            const std::string where = " of base block '" + info.name + "'";
+            for (std::uint32_t t = 0; t < thresholds_; ++t) {
+                const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
+                if (qualifying_[std::size_t{b} * thresholds_ + t] != recount[t]) return "slurm-block: stale count of " + what + where;
+                if (blocks_by_qualifying_[t].key_of(b) != (recount[t] == 0 ? npos32 : recount[t]))
+                    return "slurm-block: bucket of " + what + " is wrong" + where;
+                totals[t] += recount[t];
+            }
+            for (std::size_t level = 1; level < groups_.size(); ++level)
+                if (!group_nodes[level].empty()) group_nodes[level][b >> level] += recount[0];
+        }
+        if (totals != qualifying_total_) return "slurm-block: qualifying totals are wrong";
+        for (std::size_t level = 1; level < groups_.size(); ++level) {
+            const group_summary& g = groups_[level];
+            const std::string where = " at level " + std::to_string(level);
+            if (group_nodes[level] != g.free_nodes) return "slurm-block: group free nodes are wrong" + where;
+            if (!g.indexed) continue;
+            for (std::uint32_t group = 0; group < g.free_nodes.size(); ++group)
+                if (g.by_free_nodes.key_of(group) != (g.free_nodes[group] == 0 ? npos32 : g.free_nodes[group]))
+                    return "slurm-block: group bucket is wrong" + where;
+        }
+        return {};
     }
 
     // GPU requests with segments have no Slurm counterpart here; a GPU job
@@ -110,7 +244,8 @@ public:
         const topology& topo = state.topo();
         job j;
         if (!describe_job(topo, req, j)) return errc::unsupported_request;
-        const slurm_block_shape shape_now = shape(topo);
+        // Attached, the shape is the one the summaries were built for.
+        const slurm_block_shape shape_now = indexed_for(topo) ? attached_shape_ : shape(topo);
         decision<State> d{state, req, j, shape_now, *this, out};
         return d.run();
     }
@@ -118,6 +253,46 @@ public:
 private:
     static constexpr std::uint32_t default_levels = 5;
     static constexpr std::uint32_t max_level = 15;
+    // Up to this many groups at a level, their free-node totals are scanned:
+    // a bound that does not grow with the cluster, and a bucket index keyed
+    // by up to a whole cluster's nodes would cost megabytes for a handful of
+    // groups.
+    static constexpr std::size_t scanned_groups = 64;
+
+    static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
+
+    // _get_block_level's arithmetic for a part of `rem` nodes.
+    struct level_plan {
+        std::uint32_t ll = 0;         // LL: the largest enabled level below the wanted one
+        std::uint32_t per_group = 0;  // base blocks per group
+        std::uint32_t groups = 0;
+        std::uint32_t per_ll = 0;     // base blocks per level-LL block
+        std::uint32_t max_ll = 0;     // level-LL blocks the part may use
+        // The group is not exactly max_ll level-LL blocks: a group's capacity
+        // is its max_ll fullest level-LL blocks, not its free nodes.
+        bool limit_ll = false;
+        // The groups' level; npos32: no enabled level is large enough, and
+        // the whole cluster is one group.
+        std::uint32_t group_level = npos32;
+
+        static level_plan of(const slurm_block_shape& shape, std::uint32_t rem) noexcept {
+            const std::uint32_t blocks = shape.block_count;
+            level_plan p;
+            const std::uint32_t wanted = static_cast<std::uint32_t>(std::bit_width(ceil_div(rem, shape.base_nodes) - 1));
+            if (wanted > 0) {
+                const std::uint32_t below = shape.levels & ((std::uint32_t{1} << wanted) - 1);
+                p.ll = below == 0 ? 0 : static_cast<std::uint32_t>(std::bit_width(below) - 1);
+            }
+            const std::uint32_t above = wanted >= 32 ? 0 : shape.levels & ~((std::uint32_t{1} << wanted) - 1);
+            if (above != 0) p.group_level = static_cast<std::uint32_t>(std::countr_zero(above));
+            p.per_group = above == 0 ? blocks : std::uint32_t{1} << p.group_level;
+            p.groups = above == 0 ? 1 : ceil_div(blocks, p.per_group);
+            p.per_ll = std::uint32_t{1} << p.ll;
+            p.max_ll = ceil_div(rem, p.per_ll * shape.base_nodes);
+            p.limit_ll = p.per_group != p.per_ll * p.max_ll;
+            return p;
+        }
+    };
 
     // A request in Slurm's terms: nodes to select, in parts of `part` nodes.
     struct job {
@@ -215,6 +390,25 @@ private:
                 }
                 return;
             }
+            if (!j.whole && self.use_indexes) {
+                // Up nodes with at least min_gpus unheld GPUs: the union of
+                // the state's sets, a word at a time.
+                using node_set = std::decay_t<decltype(state.nodes_with_unheld(d, 0))>;
+                for (std::size_t w = 0; w < node_set::word_count; ++w) {
+                    std::uint64_t word = 0;
+                    for (std::uint32_t k = j.min_gpus; k <= info.gpus_per_node; ++k)
+                        word |= state.nodes_with_unheld(d, k).word(w);
+                    for (; word != 0; word &= word - 1) {
+                        if (skip > 0) {
+                            --skip;
+                            continue;
+                        }
+                        const auto i = static_cast<node_id>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
+                        if (!take(info.first_node + i)) return;
+                    }
+                }
+                return;
+            }
             for (node_id id = info.first_node; id < info.end_node(); ++id) {
                 if (!qualifies(id)) continue;
                 if (skip > 0) {
@@ -238,6 +432,8 @@ private:
         }
 
         errc run() {
+            errc flat = errc::ok;
+            if (run_indexed(flat)) return flat;
             const std::uint32_t blocks = shape.block_count;
             counts.assign(blocks, 0);
             taken.assign(blocks, 0);
@@ -258,6 +454,58 @@ private:
             return errc::ok;
         }
 
+        // The common requests read the policy's summaries instead: one part,
+        // not exclusive, and a group of exactly max_ll level-LL blocks (all
+        // a part can use, so a group qualifies by its free nodes alone). The
+        // group with the fewest qualifying nodes >= N, the later on ties, is
+        // a bucket lookup, and only its base blocks are counted; place_part
+        // would choose the same group and the same blocks. Returns false
+        // when the request needs place_part's scan.
+        bool run_indexed(errc& result) {
+            if (!self.indexed_for(state.topo()) || req.exclusive_domain || j.nodes != j.part) return false;
+            const std::uint32_t t = j.whole ? 0 : j.min_gpus;
+            // A whole-node job that some base block's nodes are too small for
+            // counts per block, which the summaries do not.
+            if (j.whole ? j.min_gpus > self.whole_min_gpus_ : t == 0 || t >= self.thresholds_) return false;
+            if (self.qualifying_total_[t] == 0) {
+                result = outside();
+                return true;
+            }
+            const level_plan plan = level_plan::of(shape, j.part);
+            if (plan.limit_ll || plan.group_level == npos32 || (plan.group_level != 0 && t != 0)) return false;
+            const std::uint32_t group = self.tightest_group(plan.group_level, t, j.part);
+            if (group == npos32) {
+                result = shortfall();
+                return true;
+            }
+            if (plan.per_group == 1) {
+                // _choose_best_bblock has one candidate, which holds the part.
+                std::uint32_t rem = j.part;
+                walk(group, 0, [&](node_id n) {
+                    add(n, --rem == 0);
+                    return rem > 0;
+                });
+                result = rem == 0 ? errc::ok : shortfall();
+                return true;
+            }
+            const std::uint32_t blocks = shape.block_count;
+            if (counts.size() < blocks) {
+                counts.resize(blocks);
+                taken.resize(blocks);
+                closed.resize(blocks);
+                required.resize(blocks);
+            }
+            const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, blocks);
+            for (domain_id b = begin; b < end; ++b) {
+                counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
+                taken[b] = 0;
+                closed[b] = 0;
+                required[b] = 0;
+            }
+            result = take_from_group(begin, end, j.part, plan) ? errc::ok : shortfall();
+            return true;
+        }
+
         // Nodes outside every block, lowest index first.
         errc outside() {
             const topology& topo = state.topo();
@@ -273,7 +521,6 @@ private:
             return errc::ok;
         }
 
-        static std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
         // Slurm's _partial_bblock_segments: segments that base blocks holding
         // fewer than a segment each can still build together.
         static std::uint32_t partial_segments(std::uint32_t sum, std::uint32_t count, std::uint32_t largest,
@@ -285,26 +532,15 @@ private:
         // One part (a segment, or the whole job) of j.part nodes.
         bool place_part(bool first, std::uint32_t segments, bool spread) {
             const std::uint32_t blocks = shape.block_count;
-            const std::uint32_t base = shape.base_nodes;
-            std::uint32_t rem = j.part;
+            const std::uint32_t rem = j.part;
             for (domain_id b = 0; b < blocks; ++b) {
                 counts[b] = closed[b] != 0 ? 0 : usable_in(b) - taken[b];
                 required[b] = 0;
             }
-            // _get_block_level
-            const std::uint32_t wanted = static_cast<std::uint32_t>(std::bit_width(ceil_div(rem, base) - 1));
-            std::uint32_t ll = 0;
-            if (wanted > 0) {
-                const std::uint32_t below = shape.levels & ((std::uint32_t{1} << wanted) - 1);
-                ll = below == 0 ? 0 : static_cast<std::uint32_t>(std::bit_width(below) - 1);
-            }
-            const std::uint32_t above = wanted >= 32 ? 0 : shape.levels & ~((std::uint32_t{1} << wanted) - 1);
-            const std::uint32_t per_group =
-                above == 0 ? blocks : std::uint32_t{1} << std::countr_zero(above);  // base blocks per group
-            const std::uint32_t groups = above == 0 ? 1 : ceil_div(blocks, per_group);
-            const std::uint32_t per_ll = std::uint32_t{1} << ll;
-            std::uint32_t max_ll = ceil_div(rem, per_ll * base);
-            const bool limit_ll = per_group != per_ll * max_ll;
+            const level_plan plan = level_plan::of(shape, rem);
+            const std::uint32_t ll = plan.ll, per_group = plan.per_group, groups = plan.groups, per_ll = plan.per_ll;
+            const std::uint32_t max_ll = plan.max_ll;
+            const bool limit_ll = plan.limit_ll;
             const std::uint32_t ll_count = ceil_div(blocks, per_ll);
 
             if (spread && first) {
@@ -360,13 +596,21 @@ private:
             if (best == npos32) return false;
             if (first && segments > 1 && estimate < segments) return false;
 
-            const std::uint32_t begin = best * per_group, end = std::min(begin + per_group, blocks);
+            const std::uint32_t begin = best * per_group;
+            return take_from_group(begin, std::min(begin + per_group, blocks), rem, plan);
+        }
+
+        // Takes `rem` nodes from the base blocks [begin, end) of the chosen
+        // group, one base block at a time as _choose_best_bblock orders them.
+        // counts, taken, closed and required must be current for those blocks.
+        bool take_from_group(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, const level_plan& plan) {
+            std::uint32_t max_ll = plan.max_ll;
             std::uint32_t stalled = rem + 1;
             while (stalled != rem) {
                 stalled = rem;
                 pick p;
                 for (domain_id b = begin; b < end; ++b)
-                    if (required[b] == 0) choose(p, b, rem, ll, limit_ll, end);
+                    if (required[b] == 0) choose(p, b, rem, plan.ll, plan.limit_ll, end);
                 if (p.block == npos32) break;
                 if (max_ll == 0 && !p.same_ll) break;
                 required[p.block] = 1;
@@ -438,6 +682,55 @@ private:
     bool attached_ = false;
     mutable std::vector<std::uint32_t> counts_, taken_, ll_sums_, sorted_;
     mutable std::vector<std::uint8_t> closed_, required_;
+
+    // ---- the indexed mode's summaries (empty when naive) ----
+    // Threshold t of a node: t = 0, wholly free; t = k > 0, at least k
+    // unheld GPUs; both only for up nodes of open base blocks.
+    struct group_summary {
+        std::vector<std::uint32_t> free_nodes;  // per group; empty: level not enabled
+        bucket_index by_free_nodes;             // groups by free nodes, when indexed
+        bool indexed = false;                   // more groups than scanned_groups
+    };
+    slurm_block_shape attached_shape_;
+    std::uint32_t attached_domains_ = 0;
+    std::uint32_t thresholds_ = 0;           // 1 + the most GPUs a node has
+    std::uint32_t whole_min_gpus_ = npos32;  // the fewest GPUs per node of a non-empty base block
+    std::vector<std::uint32_t> qualifying_;  // nodes meeting threshold t: [block * thresholds_ + t]
+    std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count
+    std::vector<std::uint64_t> qualifying_total_;     // [t]: over every base block
+    std::vector<group_summary> groups_;               // [level], levels 1 and up
+
+    // The summaries exist and were built for a topology of this size (a
+    // cheap guard: place() must be asked about the state attach() saw).
+    bool indexed_for(const topology& topo) const noexcept {
+        return use_indexes && !qualifying_.empty() && topo.domain_count() == attached_domains_;
+    }
+
+    void file_block(std::uint32_t t, domain_id b, std::uint32_t count) noexcept {
+        std::uint32_t& kept = qualifying_[std::size_t{b} * thresholds_ + t];
+        if (kept == count) return;
+        qualifying_total_[t] = qualifying_total_[t] - kept + count;
+        kept = count;
+        if (count == 0) blocks_by_qualifying_[t].remove(b);
+        else blocks_by_qualifying_[t].assign(b, count);
+    }
+
+    // The item with the fewest (>= rem) qualifying nodes, the later on ties.
+    static std::uint32_t tightest(const bucket_index& index, std::uint32_t rem) noexcept {
+        const std::uint32_t key = index.next_key(rem);
+        return key == npos32 ? npos32 : index.last_in(key, npos32);
+    }
+    // The group at `level` Slurm picks for a part of `rem` nodes of threshold
+    // t (level 0: a base block), or npos32 when none holds it.
+    std::uint32_t tightest_group(std::uint32_t level, std::uint32_t t, std::uint32_t rem) const noexcept {
+        if (level == 0) return tightest(blocks_by_qualifying_[t], rem);
+        const group_summary& g = groups_[level];
+        if (g.indexed) return tightest(g.by_free_nodes, rem);
+        std::uint32_t best = npos32;
+        for (std::uint32_t i = 0; i < g.free_nodes.size(); ++i)
+            if (g.free_nodes[i] >= rem && (best == npos32 || g.free_nodes[i] <= g.free_nodes[best])) best = i;
+        return best;
+    }
 };
 
 }  // namespace topoblock

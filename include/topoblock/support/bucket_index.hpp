@@ -96,8 +96,33 @@ public:
         const std::size_t next = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
         return static_cast<std::uint32_t>(next * 64 + static_cast<std::size_t>(std::countr_zero(words[next])));
     }
+    // The highest-index item filed under `key` below `before`, or npos32:
+    // Slurm-style best fit breaks ties towards the later item.
+    std::uint32_t last_in(std::uint32_t key, std::uint32_t before) const noexcept {
+        if (before > items_) before = static_cast<std::uint32_t>(items_);
+        if (before == 0) return npos32;
+        const std::uint64_t* words = &words_[std::size_t{key} * words_per_key_];
+        const std::uint64_t* summaries = &summaries_[std::size_t{key} * summaries_per_key_];
+        const std::size_t last = before - 1;
+        std::size_t w = last / 64;
+        const std::uint64_t word = words[w] & (~std::uint64_t{0} >> (63 - last % 64));
+        if (word != 0) return static_cast<std::uint32_t>(w * 64 + highest_bit(word));
+        if (w == 0) return npos32;
+        --w;
+        std::size_t s = w / 64;
+        std::uint64_t summary = summaries[s] & (~std::uint64_t{0} >> (63 - w % 64));
+        while (summary == 0) {
+            if (s == 0) return npos32;
+            summary = summaries[--s];
+        }
+        const std::size_t previous = s * 64 + highest_bit(summary);
+        return static_cast<std::uint32_t>(previous * 64 + highest_bit(words[previous]));
+    }
 
 private:
+    static std::size_t highest_bit(std::uint64_t word) noexcept {
+        return 63 - static_cast<std::size_t>(std::countl_zero(word));
+    }
     void put_in(std::uint32_t item, std::uint32_t key) noexcept {
         const std::size_t w = item / 64;
         words_[std::size_t{key} * words_per_key_ + w] |= std::uint64_t{1} << (item % 64);
