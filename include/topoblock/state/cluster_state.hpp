@@ -203,9 +203,10 @@ public:
             if (!domain_open(d)) return unexpected(bad);
             if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
         }
-        // Holds the record where it will live; nothing below allocates
-        // except a heap block for pieces that are not one run.
+        // Everything that may allocate (and throw) happens before the first
+        // change: the record's pieces, the slot, room for the touched list.
         auto pieces = piece_list(where);
+        touched_.reserve(where.size());
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
@@ -250,6 +251,7 @@ public:
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
+        touched_.reserve(record.pieces.size());
         record.pieces.for_each_run([&](node_id first, std::uint32_t nodes, gpu_mask gpus) {
             for (node_id n = first; n < first + nodes;) {
                 const std::uint32_t run = whole_up_nodes_at(n, first + nodes - n, gpus);
@@ -279,6 +281,9 @@ public:
         if (n >= topo_.node_count()) return unexpected(errc::node_out_of_range);
         const node_health from = health_[n];
         if (from == to) return {};
+        touched_.reserve(1);
+        if (hit != nullptr && to == node_health::down && node_free_[n] != node_full_mask(n))
+            hit->reserve(hit->size() + topo_.node(n).gpus);
         const domain_id d = topo_.node(n).domain;
         const std::uint32_t gpus = topo_.node(n).gpus;
         const std::uint32_t held = gpus - count_bits(node_free_[n]);
@@ -684,14 +689,17 @@ private:
         if (s != npos32) {
             free_head_ = at(s).next_free;
         } else {
-            s = slot_count_++;
+            // Grows first, counts after: a failed allocation changes nothing.
+            s = slot_count_;
             if ((s & (slot_chunk - 1)) == 0) {
-                slot_chunks_.emplace_back();
-                slot_chunks_.back().reserve(slot_chunk);
+                std::vector<slot> chunk;
+                chunk.reserve(slot_chunk);
+                slot_chunks_.push_back(std::move(chunk));
             }
             // A copied state's chunks hold only what was copied.
             if (slot_chunks_.back().capacity() < slot_chunk) slot_chunks_.back().reserve(slot_chunk);
             slot_chunks_.back().emplace_back();
+            ++slot_count_;
         }
         ++at(s).generation;
         ++live_;
