@@ -206,7 +206,7 @@ public:
         // Everything that may allocate (and throw) happens before the first
         // change: the record's pieces, the slot, room for the touched list.
         auto pieces = piece_list(where);
-        touched_.reserve(where.size());
+        reserve_touched(where.size());
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
@@ -251,7 +251,7 @@ public:
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
-        touched_.reserve(record.pieces.size());
+        reserve_touched(record.domains);
         record.pieces.for_each_run([&](node_id first, std::uint32_t nodes, gpu_mask gpus) {
             for (node_id n = first; n < first + nodes;) {
                 const std::uint32_t run = whole_up_nodes_at(n, first + nodes - n, gpus);
@@ -281,7 +281,7 @@ public:
         if (n >= topo_.node_count()) return unexpected(errc::node_out_of_range);
         const node_health from = health_[n];
         if (from == to) return {};
-        touched_.reserve(1);
+        reserve_touched(1);
         if (hit != nullptr && to == node_health::down && node_free_[n] != node_full_mask(n))
             hit->reserve(hit->size() + topo_.node(n).gpus);
         const domain_id d = topo_.node(n).domain;
@@ -622,6 +622,11 @@ private:
             std::fill(touch_mark_.begin(), touch_mark_.end(), std::uint16_t{0});
             change_ = 1;
         }
+    }
+    // Room for every domain a mutation may touch (at most one per piece; a
+    // release, the record's domains), so touch() never allocates halfway.
+    void reserve_touched(std::size_t pieces) {
+        if (touched_.capacity() < pieces) touched_.reserve(pieces);
     }
     void touch(domain_id d) {
         if (touch_mark_[d] == change_) return;
