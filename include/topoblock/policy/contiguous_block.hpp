@@ -207,9 +207,11 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   chosen as above, counting what earlier segments took.
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
-// Cost: a bucket lookup by free sub-blocks plus O(blocks^2) in the chosen
-// domain; O(log domains) lookups for multi-domain jobs on a cluster of like
-// domains, O(domains) for segments and on mixed clusters. Keeping the
+// Cost: a bucket lookup per possible longest-run length (node requests on
+// mixed node sizes and exclusive jobs: a walk over a bucket's domains) plus
+// O(blocks^2) in the chosen domain; O(log domains) lookups for multi-domain
+// jobs on a cluster of like domains, O(domains) for segments and on mixed
+// clusters. Keeping the
 // summaries: a word compare per change, O(blocks) when the domain's wholly
 // free nodes changed.
 class contiguous_block {
@@ -238,6 +240,26 @@ public:
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
             uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
+        // One bucket index per longest free run a domain can have (k whole
+        // sub-blocks, with or without the short last one), so that "fewest
+        // free sub-blocks among domains whose run holds the job" is a lookup
+        // per run length, not a walk over the domains of a bucket.
+        std::vector<bool> possible(std::size_t{topo.max_domain_gpus()} + 1, false);
+        for (const auto& l : layouts_) {
+            const std::uint32_t block = l.nodes_per_block * l.gpus_per_node;
+            const std::uint32_t tail = l.tail_nodes * l.gpus_per_node;
+            for (std::uint32_t k = 0; k <= l.full_blocks; ++k) {
+                if (k > 0) possible[k * block] = true;
+                if (tail != 0) possible[k * block + tail] = true;
+            }
+        }
+        by_run_.clear();
+        run_lengths_.clear();
+        for (std::uint32_t r = 1; r < possible.size(); ++r)
+            if (possible[r]) {
+                run_lengths_.push_back(r);
+                by_run_.emplace_back(topo.domain_count(), topo.max_domain_nodes());
+            }
         windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
@@ -257,9 +279,14 @@ public:
             kept[w] = nodes.word(w);
         }
         if (same) return;
+        const detail::block_summary before = summaries_[d];
         summaries_[d] = detail::summarize_free_runs(layouts_[d], detail::free_blocks_among(nodes, layouts_[d]));
-        if (summaries_[d].free_blocks == 0) by_free_blocks_.remove(d);
-        else by_free_blocks_.assign(d, summaries_[d].free_blocks);
+        const detail::block_summary& now = summaries_[d];
+        if (now.free_blocks == 0) by_free_blocks_.remove(d);
+        else by_free_blocks_.assign(d, now.free_blocks);
+        if (before.free_blocks != 0 && before.longest_run_gpus != now.longest_run_gpus)
+            by_run_[run_index(before.longest_run_gpus)].remove(d);
+        if (now.free_blocks != 0) by_run_[run_index(now.longest_run_gpus)].assign(d, now.free_blocks);
     }
 
     template <class State>
@@ -310,11 +337,26 @@ public:
                 return "contiguous-block: stale summary" + where;
             if (by_free_blocks_.key_of(d) != (s.free_blocks == 0 ? npos32 : s.free_blocks))
                 return "contiguous-block: free-block bucket is wrong" + where;
+            for (std::size_t i = 0; i < run_lengths_.size(); ++i) {
+                const bool filed_here = s.free_blocks != 0 && run_lengths_[i] == s.longest_run_gpus;
+                if (by_run_[i].key_of(d) != (filed_here ? s.free_blocks : npos32))
+                    return "contiguous-block: run-length bucket is wrong" + where;
+            }
         }
         return {};
     }
 
 private:
+    std::size_t run_index(std::uint32_t run_gpus) const noexcept {
+        std::size_t lo = 0, hi = run_lengths_.size();
+        while (lo < hi) {
+            const std::size_t mid = (lo + hi) / 2;
+            if (run_lengths_[mid] < run_gpus) lo = mid + 1;
+            else hi = mid;
+        }
+        return lo;
+    }
+
     // GPUs `units` of the request need in domain `d`.
     template <class State>
     static std::uint64_t need_gpus(const State& state, const request& req, std::uint64_t units, domain_id d) noexcept {
@@ -378,6 +420,26 @@ private:
             least = static_cast<std::uint32_t>((need + uniform_block_gpus_ - 1) / uniform_block_gpus_);
         }
         if (least > by_free_blocks_.max_key()) return npos32;
+        // Every allowed domain's need is the same: one lookup per run length
+        // that holds it, the fewest free sub-blocks winning, then the lowest
+        // index (what the walk below finds, in O(run lengths)).
+        const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
+        if (!req.exclusive_domain && (req.what != unit::nodes || uniform != 0)) {
+            const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * uniform : req.count;
+            domain_id best = npos32;
+            std::uint32_t best_key = npos32;
+            for (std::size_t i = 0; i < run_lengths_.size(); ++i) {
+                if (run_lengths_[i] < need) continue;
+                const std::uint32_t k = by_run_[i].next_key(least);
+                if (k == npos32 || k > best_key) continue;
+                const domain_id d = by_run_[i].first_in(k, 0);
+                if (k < best_key || d < best) {
+                    best = d;
+                    best_key = k;
+                }
+            }
+            return best;
+        }
         for (std::uint32_t k = by_free_blocks_.next_key(least); k != npos32; k = by_free_blocks_.next_key(k + 1)) {
             for (domain_id d = by_free_blocks_.first_in(k, 0); d != npos32; d = by_free_blocks_.first_in(k, d + 1))
                 if (summaries_[d].longest_run_gpus >= need_gpus(state, req, req.count, d) && units.allowed(d)) return d;
@@ -419,6 +481,8 @@ private:
     std::vector<std::uint64_t> free_node_words_;  // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
+    std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending
+    std::vector<bucket_index> by_run_;        // [i]: domains whose longest run is run_lengths_[i], by free sub-blocks
     detail::whole_domain_windows windows_;
 };
 
