@@ -207,13 +207,13 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   chosen as above, counting what earlier segments took.
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
-// Cost: a bucket lookup per possible longest-run length (node requests on
-// mixed node sizes and exclusive jobs: a walk over a bucket's domains) plus
-// O(blocks^2) in the chosen domain; O(log domains) lookups for multi-domain
-// jobs on a cluster of like domains, O(domains) for segments and on mixed
-// clusters. Keeping the
-// summaries: a word compare per change, O(blocks) when the domain's wholly
-// free nodes changed.
+// Cost: at most 8 domains of a bucket, then a bucket lookup per possible
+// longest-run length (node requests on mixed node sizes and exclusive jobs:
+// a walk over a bucket's domains), plus O(blocks^2) in the chosen domain;
+// O(log domains) lookups for multi-domain jobs on a cluster of like domains,
+// O(domains) for segments and on mixed clusters. Keeping the summaries: a
+// word compare per change, O(blocks) when the domain's wholly free nodes
+// changed.
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
@@ -420,12 +420,24 @@ private:
             least = static_cast<std::uint32_t>((need + uniform_block_gpus_ - 1) / uniform_block_gpus_);
         }
         if (least > by_free_blocks_.max_key()) return npos32;
-        // Every allowed domain's need is the same: one lookup per run length
-        // that holds it, the fewest free sub-blocks winning, then the lowest
-        // index (what the walk below finds, in O(run lengths)).
+        // Every allowed domain's need is the same: a walk of at most 8
+        // domains, else one lookup per run length that holds the job, the
+        // fewest free sub-blocks winning, then the lowest index (what the
+        // unbounded walk below finds, in O(run lengths)).
         const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
         if (!req.exclusive_domain && (req.what != unit::nodes || uniform != 0)) {
             const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * uniform : req.count;
+            // Most requests are answered by the first few domains of the
+            // walk; the lookups bound the cost when they are not.
+            std::uint32_t probes = 0;
+            for (std::uint32_t k = by_free_blocks_.next_key(least); k != npos32; k = by_free_blocks_.next_key(k + 1)) {
+                for (domain_id d = by_free_blocks_.first_in(k, 0); d != npos32; d = by_free_blocks_.first_in(k, d + 1)) {
+                    if (summaries_[d].longest_run_gpus >= need) return d;  // filed domains are open
+                    if (++probes == 8) break;
+                }
+                if (probes == 8) break;
+            }
+            if (probes < 8) return npos32;
             domain_id best = npos32;
             std::uint32_t best_key = npos32;
             for (std::size_t i = 0; i < run_lengths_.size(); ++i) {
