@@ -210,22 +210,20 @@ public:
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
-        while (applied < where.size()) {
-            const piece& p = where[applied];
-            const std::uint32_t run = whole_up_nodes_from(where, applied);
-            if (run >= 2) {
-                if (!wholly_unheld(p.node, run)) break;  // busy, or named twice
-                take_whole_nodes(p.node, run, slot);
-                held += run * topo_.node(p.node).gpus;
-                applied += run;
-                continue;
+        // Busy, or named twice: stop, and give back what was taken.
+        const bool all = for_each_stretch(pieces, [&](node_id first, std::uint32_t count, gpu_mask gpus) {
+            if (count >= 2) {
+                if (!wholly_unheld(first, count)) return false;
+                take_whole_nodes(first, count, slot);
+            } else {
+                if ((gpus & ~node_free_[first]) != 0) return false;
+                take({first, gpus}, slot);
             }
-            if ((p.gpus & ~node_free_[p.node]) != 0) break;  // busy, or named twice
-            take(p, slot);
-            held += count_bits(p.gpus);
-            ++applied;
-        }
-        if (applied != where.size()) {
+            applied += count;
+            held += count * count_bits(gpus);
+            return true;
+        });
+        if (!all) {
             for (std::size_t i = applied; i-- > 0;) give_back(where[i]);
             for (domain_id d : touched_) refresh_domain(d);
             begin_change();
@@ -252,17 +250,10 @@ public:
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
         reserve_touched(record.domains);
-        record.pieces.for_each_run([&](node_id first, std::uint32_t nodes, gpu_mask gpus) {
-            for (node_id n = first; n < first + nodes;) {
-                const std::uint32_t run = whole_up_nodes_at(n, first + nodes - n, gpus);
-                if (run >= 2) {
-                    give_back_whole_nodes(n, run);
-                    n += run;
-                } else {
-                    give_back({n, gpus});
-                    ++n;
-                }
-            }
+        for_each_stretch(record.pieces, [&](node_id first, std::uint32_t count, gpu_mask gpus) {
+            if (count >= 2) give_back_whole_nodes(first, count);
+            else give_back({first, gpus});
+            return true;
         });
         if (record.asked.exclusive_domain)
             for (domain_id d : touched_) --domains_[d].exclusive_holders;
@@ -540,9 +531,23 @@ private:
         touch(info.domain);
     }
 
-    // How many of the `count` nodes from `first`, all holding `gpus`, are
-    // whole, up and in first's domain, in a row: a job's run of trays, which
-    // take_whole_nodes and give_back_whole_nodes handle a word at a time.
+    // Calls f(first node, count, gpus) over the pieces in order, in
+    // stretches: count >= 2 for whole, up nodes of one domain in a row (a
+    // job's trays, which take_whole_nodes and give_back_whole_nodes handle a
+    // word at a time), else one node. Stops when f returns false; returns
+    // whether it went through.
+    template <class F>
+    bool for_each_stretch(const piece_list& pieces, F&& f) const {
+        bool going = true;
+        pieces.for_each_run([&](node_id first, std::uint32_t nodes, gpu_mask gpus) {
+            for (node_id n = first; going && n < first + nodes;) {
+                const std::uint32_t count = std::max<std::uint32_t>(1, whole_up_nodes_at(n, first + nodes - n, gpus));
+                going = f(n, count, gpus);
+                n += count;
+            }
+        });
+        return going;
+    }
     std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
         const node_info& info = topo_.node(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
@@ -550,16 +555,6 @@ private:
         node_id n = first;
         while (n < end && health_[n] == node_health::up) ++n;
         return n - first;
-    }
-    std::uint32_t whole_up_nodes_from(std::span<const piece> where, std::size_t i) const noexcept {
-        const piece& p = where[i];
-        const node_info& info = topo_.node(p.node);
-        if (p.gpus != full_gpu_mask(info.gpus)) return 0;
-        // Only as far as the domain ends: runs cross domains in multi-domain jobs.
-        const std::size_t limit = std::min<std::size_t>(where.size() - i, topo_.domain(info.domain).end_node() - p.node);
-        std::uint32_t same = 1;
-        while (same < limit && where[i + same].node == p.node + same && where[i + same].gpus == p.gpus) ++same;
-        return whole_up_nodes_at(p.node, same, p.gpus);
     }
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
         const gpu_mask full = node_full_mask(first);
