@@ -348,8 +348,7 @@ private:
         bool allowed(domain_id d) const noexcept {
             if (!req.exclusive_domain) return state.domain_open(d);
             if (self.use_indexes) return state.domain_idle(d);
-            const auto& c = state.domain(d);
-            return c.exclusive_holders == 0 && c.held_gpus == 0 && c.up_nodes > 0;
+            return state.domain(d).idle();
         }
         bool qualifies(node_id n) const noexcept {
             const gpu_mask usable = state.usable_gpus(n);

@@ -41,6 +41,8 @@ struct domain_counters {
     std::uint32_t up_nodes = 0;
     std::uint32_t held_gpus = 0;   // held by allocations, on any node
     std::uint32_t exclusive_holders = 0;  // > 0: closed to other jobs
+    // Open, with up nodes and nothing held: an exclusive job may take it.
+    constexpr bool idle() const noexcept { return exclusive_holders == 0 && held_gpus == 0 && up_nodes > 0; }
     friend constexpr bool operator==(const domain_counters&, const domain_counters&) = default;
 };
 
@@ -384,7 +386,7 @@ public:
             const bool open = c.exclusive_holders == 0;
             if (by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)) return "free-GPU bucket of '" + info.name + "' is wrong";
             if (by_free_nodes_.key_of(d) != (open ? c.free_nodes : npos32)) return "free-node bucket of '" + info.name + "' is wrong";
-            if (idle_domains_.test(d) != (open && c.held_gpus == 0 && c.up_nodes > 0)) return "idle set is wrong for '" + info.name + "'";
+            if (idle_domains_.test(d) != c.idle()) return "idle set is wrong for '" + info.name + "'";
             if (open) {
                 available.gpus += c.free_gpus;
                 available.nodes += c.free_nodes;
@@ -650,7 +652,7 @@ private:
             by_free_gpus_.remove(d);
             by_free_nodes_.remove(d);
         }
-        const bool idle = open && c.held_gpus == 0 && c.up_nodes > 0;
+        const bool idle = c.idle();
         if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
         // An exclusive job opening or closing the domain changes every node's
         // usability at once.

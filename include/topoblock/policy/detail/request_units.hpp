@@ -52,8 +52,7 @@ struct request_units {
     bool allowed(domain_id d) const noexcept {
         if (!req.exclusive_domain) return state.domain_open(d);
         if (indexed) return state.domain_idle(d);
-        const auto& c = state.domain(d);
-        return c.exclusive_holders == 0 && c.held_gpus == 0 && c.up_nodes > 0;
+        return state.domain(d).idle();
     }
     // The reason when nothing fits: fragmented when the free GPUs would
     // cover the job were they in the right shape (for node requests: a
