@@ -44,14 +44,15 @@ namespace detail {
 // that a policy rounding a node request up (to a sub-block, to a power of
 // two) leaves the extra nodes counted as internal fragmentation. Policies
 // list one piece per node for node requests.
-inline std::uint32_t requested_gpus_of(const topology& topo, const request& req, std::span<const piece> where) {
+inline std::uint32_t requested_gpus_of(const topology& topo, const request& req, std::span<const piece_run> where) {
     if (req.what == unit::gpus) return req.count;
-    std::uint32_t gpus = 0, held = 0;
-    for (std::size_t i = 0; i < where.size(); ++i) {
-        held += static_cast<std::uint32_t>(std::popcount(where[i].gpus));
-        if (i < req.count && where[i].node < topo.node_count()) gpus += topo.node(where[i].node).gpus;
+    std::uint64_t gpus = 0, held = 0, pieces = 0;
+    for (const piece_run& r : where) {
+        held += std::uint64_t{r.nodes} * static_cast<std::uint32_t>(std::popcount(r.gpus));
+        for (std::uint32_t i = 0; i < r.nodes && pieces < req.count; ++i, ++pieces)
+            if (r.first + i < topo.node_count()) gpus += topo.node(r.first + i).gpus;
     }
-    return gpus < held ? gpus : held;  // hold() may name part of a node
+    return static_cast<std::uint32_t>(gpus < held ? gpus : held);  // hold() may name part of a node
 }
 }  // namespace detail
 
@@ -82,8 +83,8 @@ public:
     expected<allocation_id, errc> try_allocate(const request& req) {
         if (const errc e = plan(req, scratch_); e != errc::ok) return unexpected(e);
         typename state_type::commit_options options;
-        options.requested_gpus = detail::requested_gpus_of(state_.topo(), req, scratch_.pieces());
-        auto id = state_.commit(req, scratch_.pieces(), options);
+        options.requested_gpus = detail::requested_gpus_of(state_.topo(), req, scratch_.runs());
+        auto id = state_.commit(req, scratch_.runs(), options);
         if (id) notify_policy();
         return id;
     }
@@ -109,8 +110,10 @@ public:
         if (asked.count == 0) asked = request::gpus(gpus);
         typename state_type::commit_options options;
         options.allow_draining = true;
-        options.requested_gpus = detail::requested_gpus_of(state_.topo(), asked, pieces);
-        auto id = state_.commit(asked, pieces, options);
+        scratch_.clear();
+        for (const auto& p : pieces) scratch_.add(p.node, p.gpus);
+        options.requested_gpus = detail::requested_gpus_of(state_.topo(), asked, scratch_.runs());
+        auto id = state_.commit(asked, scratch_.runs(), options);
         if (id) notify_policy();
         return id;
     }

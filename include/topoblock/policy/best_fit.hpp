@@ -129,10 +129,8 @@ private:
         const gpu_mask full = full_gpu_mask(g);
         auto left = state.free_nodes_in(d);
         const bool taken = detail::choose_tightest_runs(left, nodes, [&](std::uint32_t start, std::uint32_t n) {
-            for (std::uint32_t i = start; i < start + n; ++i) {
-                out.add(info.first_node + i, full);
-                left.reset(i);
-            }
+            out.add_nodes(info.first_node + start, n, full);
+            left.reset_range(start, n);
         });
         if (!taken) return false;
         if (rest_on_free_node) partial = info.first_node + static_cast<node_id>(left.find_first());

@@ -231,7 +231,7 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
             if (listed == 0) return false;
             const auto first = static_cast<std::uint32_t>(std::countr_zero(listed));
             if (size >= g) {
-                for (std::uint32_t i = first; i < first + size / g; ++i) out.add(info.first_node + i, full_gpu_mask(g));
+                out.add_nodes(info.first_node + first, size / g, full_gpu_mask(g));
             } else {
                 out.add(info.first_node + first, full_gpu_mask(size));
             }

@@ -11,6 +11,7 @@
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -380,8 +381,9 @@ private:
         if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
         const domain_info& info = state.topo().domain(d);
         typename State::node_set nodes = kept_free_nodes<State>(d);
-        for (const auto& p : taken.pieces())
-            if (p.node >= info.first_node && p.node < info.end_node()) nodes.reset(p.node - info.first_node);
+        for (const piece_run& r : taken.runs())
+            for (node_id n = std::max(r.first, info.first_node); n < std::min(r.first + r.nodes, info.end_node()); ++n)
+                nodes.reset(n - info.first_node);
         return detail::free_blocks_among(nodes, l);
     }
 

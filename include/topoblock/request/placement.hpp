@@ -3,8 +3,11 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <span>
 #include <vector>
 
 namespace topoblock {
@@ -16,31 +19,107 @@ struct piece {
     friend constexpr bool operator==(const piece&, const piece&) = default;
 };
 
-// Where a request goes: the pieces, in the order the policy chose them. The
+// `nodes` consecutive nodes from `first`, each giving the same GPUs: how
+// placements and allocation records store pieces, so that a job's whole
+// trays (or whole domains) cost one entry, not one per node.
+struct piece_run {
+    node_id first = 0;
+    std::uint32_t nodes = 0;  // >= 1
+    gpu_mask gpus = 0;
+    friend constexpr bool operator==(const piece_run&, const piece_run&) = default;
+    bool followed_by(const piece& p) const noexcept { return p.node == first + nodes && p.gpus == gpus; }
+};
+
+namespace detail {
+
+// Reads runs as the pieces they hold, in order.
+class run_piece_iterator {
+public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = piece;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = piece;
+
+    run_piece_iterator() = default;
+    run_piece_iterator(const piece_run* run, std::uint32_t offset) noexcept : run_(run), offset_(offset) {}
+    piece operator*() const noexcept { return {run_->first + offset_, run_->gpus}; }
+    run_piece_iterator& operator++() noexcept {
+        if (++offset_ == run_->nodes) {
+            ++run_;
+            offset_ = 0;
+        }
+        return *this;
+    }
+    run_piece_iterator operator++(int) noexcept {
+        run_piece_iterator before = *this;
+        ++*this;
+        return before;
+    }
+    friend bool operator==(const run_piece_iterator& a, const run_piece_iterator& b) noexcept {
+        return a.run_ == b.run_ && a.offset_ == b.offset_;
+    }
+
+private:
+    const piece_run* run_ = nullptr;
+    std::uint32_t offset_ = 0;
+};
+
+// Runs seen as a range of pieces.
+struct run_pieces {
+    std::span<const piece_run> runs;
+    run_piece_iterator begin() const noexcept { return {runs.data(), 0}; }
+    run_piece_iterator end() const noexcept { return {runs.data() + runs.size(), 0}; }
+};
+
+}  // namespace detail
+
+// Where a request goes: the pieces, in the order the policy chose them,
+// kept as runs (a piece that continues the last run extends it). The
 // allocator reuses one placement for every call, so a policy appends to it
 // and never allocates once its capacity has grown.
 class placement {
 public:
-    void clear() noexcept { pieces_.clear(); }
-    // Drops the pieces added after the first `count` (an attempt given up).
-    void truncate(std::size_t count) noexcept {
-        if (count < pieces_.size()) pieces_.resize(count);
+    void clear() noexcept {
+        runs_.clear();
+        size_ = 0;
     }
-    void add(node_id node, gpu_mask gpus) { pieces_.push_back({node, gpus}); }
-    const std::vector<piece>& pieces() const noexcept { return pieces_; }
-    bool empty() const noexcept { return pieces_.empty(); }
-    std::size_t size() const noexcept { return pieces_.size(); }
+    // Keeps the first `count` pieces, dropping those added after them (an
+    // attempt given up).
+    void truncate(std::size_t count) noexcept {
+        while (size_ > count) {
+            piece_run& last = runs_.back();
+            const std::size_t drop = std::min<std::size_t>(last.nodes, size_ - count);
+            size_ -= drop;
+            last.nodes -= static_cast<std::uint32_t>(drop);
+            if (last.nodes == 0) runs_.pop_back();
+        }
+    }
+    void add(node_id node, gpu_mask gpus) { add_nodes(node, 1, gpus); }
+    // The same GPUs on each of `count` nodes from `first`.
+    void add_nodes(node_id first, std::uint32_t count, gpu_mask gpus) {
+        if (count == 0) return;
+        if (!runs_.empty() && runs_.back().followed_by({first, gpus})) runs_.back().nodes += count;
+        else runs_.push_back({first, count, gpus});
+        size_ += count;
+    }
+    std::span<const piece_run> runs() const noexcept { return runs_; }
+    detail::run_pieces pieces() const noexcept { return {runs_}; }
+    bool empty() const noexcept { return size_ == 0; }
+    // Pieces (nodes), not runs.
+    std::size_t size() const noexcept { return size_; }
     // GPUs already taken on `node` by this placement (policies that place
     // several parts in turn use it to avoid taking a GPU twice).
     gpu_mask taken_on(node_id node) const noexcept {
         gpu_mask taken = 0;
-        for (const auto& p : pieces_)
-            if (p.node == node) taken |= p.gpus;
+        for (const auto& r : runs_)
+            if (node >= r.first && node - r.first < r.nodes) taken |= r.gpus;
         return taken;
     }
 
 private:
-    std::vector<piece> pieces_;
+    std::vector<piece_run> runs_;
+    std::size_t size_ = 0;
 };
 
 }  // namespace topoblock

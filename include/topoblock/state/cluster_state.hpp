@@ -190,30 +190,40 @@ public:
     // Records `where` as a new allocation for `asked`. Checks every piece:
     // node in range, GPUs exist and are unheld, node up (or draining when
     // allowed), domain open, and for an exclusive request every domain idle.
-    // On any failure nothing changes.
-    expected<allocation_id, errc> commit(const request& asked, std::span<const piece> where,
+    // On any failure nothing changes. O(runs + domains + nodes of runs that
+    // are not whole trays), so a job of whole domains costs per domain.
+    expected<allocation_id, errc> commit(const request& asked, std::span<const piece_run> where,
                                          const commit_options& options) {
         begin_change();
         if (where.empty()) return unexpected(errc::policy_error);
         const errc bad = options.allow_draining ? errc::not_free : errc::policy_error;
-        for (const auto& p : where) {
-            if (p.node >= topo_.node_count()) return unexpected(errc::node_out_of_range);
-            const node_health h = health_[p.node];
-            const domain_id d = topo_.node(p.node).domain;
-            if (p.gpus == 0 || (p.gpus & ~node_full_mask(p.node)) != 0) return unexpected(bad);
-            if (h == node_health::down || (h == node_health::drain && !options.allow_draining)) return unexpected(bad);
-            if (!domain_open(d)) return unexpected(bad);
-            if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
+        std::size_t stretches = 0;
+        for (const piece_run& r : where) {
+            if (r.first >= topo_.node_count() || r.nodes > topo_.node_count() - r.first)
+                return unexpected(errc::node_out_of_range);
+            if (r.nodes == 0 || r.gpus == 0) return unexpected(bad);
+            for (node_id n = r.first; n < r.first + r.nodes;) {
+                const domain_id d = topo_.node(n).domain;
+                const domain_info& info = topo_.domain(d);
+                const node_id end = std::min<node_id>(r.first + r.nodes, info.end_node());
+                if ((r.gpus & ~full_gpu_mask(info.gpus_per_node)) != 0) return unexpected(bad);
+                if (!domain_open(d)) return unexpected(bad);
+                if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
+                for (; n < end; ++n)
+                    if (health_[n] == node_health::down || (health_[n] == node_health::drain && !options.allow_draining))
+                        return unexpected(bad);
+                ++stretches;
+            }
         }
         // Everything that may allocate (and throw) happens before the first
         // change: the record's pieces, the slot, room for the touched list.
         auto pieces = piece_list(where);
-        reserve_touched(where.size());
+        reserve_touched(stretches);
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
         // Busy, or named twice: stop, and give back what was taken.
-        const bool all = for_each_stretch(pieces, [&](node_id first, std::uint32_t count, gpu_mask gpus) {
+        const bool all = for_each_stretch(pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
             if (count >= 2) {
                 if (!wholly_unheld(first, count)) return false;
                 take_whole_nodes(first, count, slot);
@@ -226,7 +236,14 @@ public:
             return true;
         });
         if (!all) {
-            for (std::size_t i = applied; i-- > 0;) give_back(where[i]);
+            // The same stretches in the same order: the first `applied` nodes.
+            for_each_stretch(pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
+                if (applied == 0) return false;
+                if (count >= 2) give_back_whole_nodes(first, count);
+                else give_back({first, gpus});
+                applied -= count;
+                return true;
+            });
             for (domain_id d : touched_) refresh_domain(d);
             begin_change();
             release_slot(slot);
@@ -245,14 +262,13 @@ public:
         for (domain_id d : touched_) refresh_domain(d);
         return id_of(slot);
     }
-
     expected<void, errc> release(allocation_id id) {
         begin_change();
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
         reserve_touched(record.domains);
-        for_each_stretch(record.pieces, [&](node_id first, std::uint32_t count, gpu_mask gpus) {
+        for_each_stretch(record.pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
             if (count >= 2) give_back_whole_nodes(first, count);
             else give_back({first, gpus});
             return true;
@@ -539,16 +555,14 @@ private:
     // word at a time), else one node. Stops when f returns false; returns
     // whether it went through.
     template <class F>
-    bool for_each_stretch(const piece_list& pieces, F&& f) const {
-        bool going = true;
-        pieces.for_each_run([&](node_id first, std::uint32_t nodes, gpu_mask gpus) {
-            for (node_id n = first; going && n < first + nodes;) {
-                const std::uint32_t count = std::max<std::uint32_t>(1, whole_up_nodes_at(n, first + nodes - n, gpus));
-                going = f(n, count, gpus);
+    bool for_each_stretch(std::span<const piece_run> runs, F&& f) const {
+        for (const piece_run& r : runs)
+            for (node_id n = r.first; n < r.first + r.nodes;) {
+                const std::uint32_t count = std::max<std::uint32_t>(1, whole_up_nodes_at(n, r.first + r.nodes - n, r.gpus));
+                if (!f(n, count, r.gpus)) return false;
                 n += count;
             }
-        });
-        return going;
+        return true;
     }
     std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
         const node_info& info = topo_.node(first);

@@ -214,13 +214,17 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
 template <class State>
 void take_whole_domain(const State& state, domain_id d, placement& out) {
     const domain_info& info = state.topo().domain(d);
+    if (state.domain_open(d) && state.domain(d).free_nodes == info.node_count) {
+        out.add_nodes(info.first_node, info.node_count, full_gpu_mask(info.gpus_per_node));
+        return;
+    }
     for (node_id n = info.first_node; n < info.end_node(); ++n) out.add(n, state.usable_gpus(n));
 }
 
 // The placement already holds a node of the domain (an earlier segment).
 inline bool touches_domain(const placement& out, const domain_info& info) noexcept {
-    for (const auto& p : out.pieces())
-        if (p.node >= info.first_node && p.node < info.end_node()) return true;
+    for (const piece_run& r : out.runs())
+        if (r.first < info.end_node() && r.first + r.nodes > info.first_node) return true;
     return false;
 }
 
