@@ -209,9 +209,11 @@ public:
                 if ((r.gpus & ~full_gpu_mask(info.gpus_per_node)) != 0) return unexpected(bad);
                 if (!domain_open(d)) return unexpected(bad);
                 if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
-                for (; n < end; ++n)
-                    if (health_[n] == node_health::down || (health_[n] == node_health::drain && !options.allow_draining))
-                        return unexpected(bad);
+                if (!all_up(n, end - n))
+                    for (node_id m = n; m < end; ++m)
+                        if (health_[m] == node_health::down || (health_[m] == node_health::drain && !options.allow_draining))
+                            return unexpected(bad);
+                n = end;
                 ++stretches;
             }
         }
@@ -568,15 +570,24 @@ private:
         const node_info& info = topo_.node(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
         const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
+        if (all_up(first, end - first)) return end - first;
         node_id n = first;
         while (n < end && health_[n] == node_health::up) ++n;
         return n - first;
     }
+    // The checks below read every node without stopping early, which the
+    // compiler turns into a few vector operations for a domain's trays.
+    bool all_up(node_id first, std::uint32_t count) const noexcept {
+        static_assert(static_cast<std::uint8_t>(node_health::up) == 0);
+        std::uint8_t any = 0;
+        for (node_id n = first; n < first + count; ++n) any |= static_cast<std::uint8_t>(health_[n]);
+        return any == 0;
+    }
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
         const gpu_mask full = node_full_mask(first);
-        for (node_id n = first; n < first + count; ++n)
-            if (node_free_[n] != full) return false;
-        return true;
+        gpu_mask missing = 0;
+        for (node_id n = first; n < first + count; ++n) missing |= node_free_[n] ^ full;
+        return missing == 0;
     }
 
     // take() for `count` wholly unheld, up nodes of one open domain.
