@@ -96,6 +96,14 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
     if constexpr (NodeSet::word_count == 1) {
         // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
         const std::uint64_t nodes = free_nodes.word(0);
+        // A domain taken or given back whole (multi-domain jobs) needs no
+        // block-by-block pass.
+        const std::uint32_t node_count = l.full_blocks * l.nodes_per_block + l.tail_nodes;
+        if (nodes == 0) return free;
+        if (node_count < 64 && nodes == (std::uint64_t{1} << node_count) - 1) {
+            free.set_range(0, l.count());
+            return free;
+        }
         std::uint64_t runs = nodes;
         for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
         std::uint64_t blocks = 0;

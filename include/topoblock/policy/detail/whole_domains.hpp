@@ -7,6 +7,7 @@
 
 #include <topoblock/support/bucket_index.hpp>
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -32,6 +33,9 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 // from the others. A domain's change moves one window per size, and only
 // when it becomes or stops being wholly free; a multi-domain job then costs
 // a bucket lookup per window size instead of a pass over every domain.
+// Sizes with few windows (at most `filed_above`) keep only the counts and
+// are scanned when asked: a count changes in one instruction, a bucket move
+// costs dozens, and the large sizes are asked for least.
 class whole_domain_windows {
 public:
     // Windows are kept only on a cluster of like domains (empty otherwise).
@@ -52,13 +56,18 @@ public:
             const auto most = static_cast<std::uint32_t>(p < domains ? p : domains);
             size.free.assign(windows, 0);
             size.one_group.assign(windows, 1);
-            size.one_group_by_free = bucket_index(windows, most);
-            size.mixed_by_free = bucket_index(windows, most);
+            // Windows of one domain are never asked for: a job one domain
+            // holds does not come here (pick_whole_domains).
+            size.filed = windows > filed_above && p > 1;
+            if (size.filed) {
+                size.one_group_by_free = bucket_index(windows, most);
+                size.mixed_by_free = bucket_index(windows, most);
+            }
             for (std::uint32_t w = 0; w < windows; ++w) {
                 const std::uint64_t start = w * p, end = start + p < domains ? start + p : domains;
                 for (std::uint64_t d = start; level != nullptr && d < end; ++d)
                     if (level->group_of_domain[d] != level->group_of_domain[start]) size.one_group[w] = 0;
-                (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, 0);
+                if (size.filed) (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, 0);
             }
             if (p >= domains) break;
         }
@@ -75,18 +84,19 @@ public:
             window_size& size = sizes_[k];
             const std::uint32_t w = d >> k;
             size.free[w] = now ? size.free[w] + 1 : size.free[w] - 1;
-            (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, size.free[w]);
+            if (size.filed) (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, size.free[w]);
         }
     }
 
     bool kept() const noexcept { return kept_; }
 
-    // pick_whole_domains' choice of `domains` wholly free domains: appended
-    // to `chosen`; false when no window holds them. Only when kept().
+    // pick_whole_domains' choice of `domains` (at least 2) wholly free
+    // domains: appended to `chosen`; false when no window holds them. Only
+    // when kept().
     bool pick(std::uint32_t domains, std::vector<domain_id>& chosen) const {
-        for (std::size_t k = 0; k < sizes_.size(); ++k) {
-            std::uint32_t w = sizes_[k].one_group_by_free.find_at_least(domains);
-            if (w == npos32) w = sizes_[k].mixed_by_free.find_at_least(domains);
+        // Windows of fewer than `domains` domains cannot hold them.
+        for (std::size_t k = domains < 2 ? 0 : std::bit_width(domains - 1); k < sizes_.size(); ++k) {
+            const std::uint32_t w = best_window(sizes_[k], domains);
             if (w == npos32) continue;
             std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
             for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1))
@@ -111,6 +121,7 @@ public:
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
                     free += is_wholly_free(state, static_cast<domain_id>(d)) ? 1U : 0U;
                 if (free != size.free[w]) return "whole-domain windows: stale count";
+                if (!size.filed) continue;
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
                 if (filed.key_of(w) != free || other.contains(w)) return "whole-domain windows: misfiled window";
@@ -128,12 +139,31 @@ private:
         return info.node_count != 0 && state.domain(d).free_nodes == info.node_count && state.domain_open(d);
     }
 
+    static constexpr std::uint32_t filed_above = 64;
     struct window_size {
         std::vector<std::uint32_t> free;       // per window: wholly free domains in it
         std::vector<std::uint8_t> one_group;   // per window: inside one group
+        bool filed = false;                    // more than filed_above windows: the buckets below are kept
         bucket_index one_group_by_free;
         bucket_index mixed_by_free;
     };
+
+    // The window of this size that holds `domains`: inside one group first,
+    // then the fewest wholly free, then the lowest; npos32 when none does.
+    static std::uint32_t best_window(const window_size& size, std::uint32_t domains) noexcept {
+        if (size.filed) {
+            const std::uint32_t w = size.one_group_by_free.find_at_least(domains);
+            return w != npos32 ? w : size.mixed_by_free.find_at_least(domains);
+        }
+        std::uint32_t best = npos32;
+        for (std::uint32_t w = 0; w < size.free.size(); ++w) {
+            if (size.free[w] < domains) continue;
+            if (best == npos32 || size.one_group[w] > size.one_group[best] ||
+                (size.one_group[w] == size.one_group[best] && size.free[w] < size.free[best]))
+                best = w;
+        }
+        return best;
+    }
     bool kept_ = false;
     indexed_bitset wholly_free_;
     std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
