@@ -417,10 +417,12 @@ private:
                 if (!take(id)) return;
             }
         }
+        // A whole-node job walks only wholly free, usable nodes, so their
+        // usable GPUs are all of them.
         void add(node_id n, bool last) const {
-            const gpu_mask usable = state.usable_gpus(n);
-            if (!j.whole) out.add(n, lowest_bits(usable, j.min_gpus));
-            else out.add(n, last && j.last_gpus != 0 ? lowest_bits(usable, j.last_gpus) : usable);
+            if (!j.whole) return out.add(n, lowest_bits(state.usable_gpus(n), j.min_gpus));
+            const gpu_mask full = state.node_full_mask(n);
+            out.add(n, last && j.last_gpus != 0 ? lowest_bits(full, j.last_gpus) : full);
         }
 
         // Free capacity enough for the job in another shape, or not.
