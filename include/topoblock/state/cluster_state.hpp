@@ -102,7 +102,8 @@ public:
         return nodes_with_unheld(d, topo_.domain(d).gpus_per_node);
     }
     // Up nodes of the domain with exactly `k` unheld GPUs, by index inside the
-    // domain (k from 0 to the domain's GPUs per node).
+    // domain (k from 0 to the most GPUs a node of the cluster has; empty
+    // above the domain's GPUs per node).
     const node_set& nodes_with_unheld(domain_id d, std::uint32_t k) const noexcept {
         return nodes_by_unheld_[d * stride_ + k];
     }
@@ -381,8 +382,8 @@ public:
                 if (node_free_[n] == node_full_mask(n)) ++c.free_nodes;
             }
             if (!(c == domains_[d])) return "counters of domain '" + info.name + "' are wrong";
-            for (std::uint32_t k = 0; k <= info.gpus_per_node; ++k)
-                if (!(by_unheld[k] == nodes_with_unheld(d, k)))
+            for (std::uint32_t k = 0; k <= topo_.max_gpus_per_node(); ++k)
+                if (!(k <= info.gpus_per_node ? by_unheld[k] == nodes_with_unheld(d, k) : nodes_with_unheld(d, k).none()))
                     return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + info.name + "' are wrong";
             const bool open = c.exclusive_holders == 0;
             if (by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)) return "free-GPU bucket of '" + info.name + "' is wrong";
