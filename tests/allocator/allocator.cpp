@@ -167,6 +167,42 @@ TEST_CASE("node health: drain keeps running work, down reports the jobs it hit")
     CHECK(a->state().verify().empty());
 }
 
+TEST_CASE("node health into a caller's buffer: appended to, never cleared, untouched on error") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(1));
+    REQUIRE(a);
+    const auto first = *a->try_allocate(request::gpus(2));   // gb01 GPUs 0-1
+    const auto second = *a->try_allocate(request::gpus(2));  // gb01 GPUs 2-3
+    const auto other = *a->try_allocate(request::gpus(4));   // gb02
+    std::vector<allocation_id> hit{allocation_id{}};          // the caller's earlier entry stays
+    hit.reserve(16);
+    const auto* buffer = hit.data();
+    REQUIRE(a->down(0, hit));
+    CHECK(hit == std::vector<allocation_id>{allocation_id{}, first, second});
+    CHECK(hit.data() == buffer);  // no reallocation when there is room
+    CHECK(a->find(first)->hit_by_failure);
+    CHECK_FALSE(a->find(other)->hit_by_failure);
+    REQUIRE(a->drain(1, hit));  // draining hits nothing
+    REQUIRE(a->down(0, hit));   // already down: nothing changes
+    CHECK(hit.size() == 3);
+    const auto bad = a->set_health(18, node_health::down, hit);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error() == errc::node_out_of_range);
+    CHECK(hit.size() == 3);
+    REQUIRE(a->up(0, hit));
+    REQUIRE(a->up(1, hit));
+    CHECK(hit.size() == 3);
+    CHECK(a->state().healthy_gpus() == 72);
+    // The vector-returning form reports the same allocations.
+    hit.clear();
+    REQUIRE(a->down(1, hit));
+    REQUIRE(a->up(1, hit));
+    const auto returned = a->down(1);
+    REQUIRE(returned);
+    CHECK(*returned == hit);
+    CHECK(*returned == std::vector<allocation_id>{other});
+    CHECK(a->state().verify().empty());
+}
+
 TEST_CASE("hold records usage made elsewhere, exactly as given") {
     auto a = allocator<best_fit>::create(gb200_nvl72(1));
     REQUIRE(a);

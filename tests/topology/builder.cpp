@@ -28,6 +28,13 @@ TEST_CASE("a built topology numbers nodes and GPUs in domain order") {
     CHECK(t->find_node("h1") == 2U);
     CHECK_FALSE(t->find_node("nope"));
     CHECK(t->find_domain("hgx") == 2U);
+    for (node_id n = 0; n < t->node_count(); ++n) {
+        CAPTURE(n);
+        CHECK(t->place(n).domain == t->node(n).domain);
+        CHECK(t->place(n).index_in_domain == t->node(n).index_in_domain);
+        CHECK(t->place(n).gpus == t->node(n).gpus);
+        CHECK(t->place(n).first_gpu == t->node(n).first_gpu);
+    }
 }
 
 TEST_CASE("bad descriptions are errors that name what and where") {

@@ -131,14 +131,28 @@ public:
     // Errors: node_out_of_range.
     expected<std::vector<allocation_id>, errc> set_health(node_id n, node_health h) {
         std::vector<allocation_id> hit;
-        auto done = state_.set_health(n, h, &hit);
+        auto done = set_health(n, h, hit);
         if (!done) return unexpected(done.error());
-        notify_policy();
         return hit;
     }
     expected<std::vector<allocation_id>, errc> drain(node_id n) { return set_health(n, node_health::drain); }
     expected<std::vector<allocation_id>, errc> down(node_id n) { return set_health(n, node_health::down); }
     expected<std::vector<allocation_id>, errc> up(node_id n) { return set_health(n, node_health::up); }
+
+    // The same, appending the hit allocations to `hit` (kept as it was on
+    // error, or when nothing is hit): a scheduler that handles health events
+    // in a loop keeps one buffer, and the call allocates nothing once the
+    // buffer has grown to the GPUs of a node. The vector-returning forms
+    // allocate a vector per call.
+    expected<void, errc> set_health(node_id n, node_health h, std::vector<allocation_id>& hit) {
+        auto done = state_.set_health(n, h, &hit);
+        if (!done) return done;
+        notify_policy();
+        return {};
+    }
+    expected<void, errc> drain(node_id n, std::vector<allocation_id>& hit) { return set_health(n, node_health::drain, hit); }
+    expected<void, errc> down(node_id n, std::vector<allocation_id>& hit) { return set_health(n, node_health::down, hit); }
+    expected<void, errc> up(node_id n, std::vector<allocation_id>& hit) { return set_health(n, node_health::up, hit); }
 
     const state_type& state() const noexcept { return state_; }
     const topology& topo() const noexcept { return state_.topo(); }

@@ -149,11 +149,13 @@ public:
                 else g.by_free_nodes.assign(group, g.free_nodes[group]);
             }
         }
-        // Nodes with at least k unheld GPUs, for k from the most down.
-        const std::uint32_t gpus = state.topo().domain(d).gpus_per_node;
+        // Nodes with at least k unheld GPUs, for k from the most down. A
+        // node never has more unheld GPUs than its domain's nodes hold, so
+        // the sets above that are empty: no need to read the domain's
+        // description (a cold line when a tray fails far from the last).
         std::uint32_t at_least = 0;
         for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
-            if (open && k <= gpus) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file_block(k, d, at_least);
         }
     }

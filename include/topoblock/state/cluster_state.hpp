@@ -84,12 +84,12 @@ public:
     gpu_mask usable_gpus(node_id n) const noexcept { return node_usable(n) ? node_free_[n] : 0; }
     node_health health(node_id n) const noexcept { return health_[n]; }
     bool node_usable(node_id n) const noexcept {
-        return health_[n] == node_health::up && domains_[topo_.node(n).domain].exclusive_holders == 0;
+        return health_[n] == node_health::up && domains_[topo_.place(n).domain].exclusive_holders == 0;
     }
-    gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.node(n).gpus); }
+    gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.place(n).gpus); }
     // The allocation holding GPU `gpu` of node `n`, or a null id.
     allocation_id owner(node_id n, std::uint32_t gpu) const noexcept {
-        const std::uint32_t slot = owner_[topo_.node(n).first_gpu + gpu];
+        const std::uint32_t slot = owner_[topo_.place(n).first_gpu + gpu];
         return slot == npos32 ? allocation_id{} : id_of(slot);
     }
 
@@ -103,7 +103,8 @@ public:
         return nodes_with_unheld(d, topo_.domain(d).gpus_per_node);
     }
     // Up nodes of the domain with exactly `k` unheld GPUs, by index inside the
-    // domain (k from 0 to the domain's GPUs per node).
+    // domain (k from 0 to the most GPUs a node of the cluster has; empty
+    // above the domain's GPUs per node).
     const node_set& nodes_with_unheld(domain_id d, std::uint32_t k) const noexcept {
         return nodes_by_unheld_[d * stride_ + k];
     }
@@ -294,10 +295,11 @@ public:
         const node_health from = health_[n];
         if (from == to) return {};
         reserve_touched(1);
+        const node_place& place = topo_.place(n);
+        const domain_id d = place.domain;
         if (hit != nullptr && to == node_health::down && node_free_[n] != node_full_mask(n))
-            hit->reserve(hit->size() + topo_.node(n).gpus);
-        const domain_id d = topo_.node(n).domain;
-        const std::uint32_t gpus = topo_.node(n).gpus;
+            hit->reserve(hit->size() + place.gpus);
+        const std::uint32_t gpus = place.gpus;
         const std::uint32_t held = gpus - count_bits(node_free_[n]);
         count_up_node(n, from, -1);
         health_[n] = to;
@@ -399,8 +401,8 @@ public:
                 if (node_free_[n] == node_full_mask(n)) ++c.free_nodes;
             }
             if (!(c == domains_[d])) return "counters of domain '" + info.name + "' are wrong";
-            for (std::uint32_t k = 0; k <= info.gpus_per_node; ++k)
-                if (!(by_unheld[k] == nodes_with_unheld(d, k)))
+            for (std::uint32_t k = 0; k <= topo_.max_gpus_per_node(); ++k)
+                if (!(k <= info.gpus_per_node ? by_unheld[k] == nodes_with_unheld(d, k) : nodes_with_unheld(d, k).none()))
                     return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + info.name + "' are wrong";
             const bool open = c.exclusive_holders == 0;
             if (by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)) return "free-GPU bucket of '" + info.name + "' is wrong";
@@ -465,12 +467,13 @@ private:
     // Adds (sign +1) or removes (-1) an up node's share of the counters.
     void count_up_node(node_id n, node_health h, int sign) {
         if (h != node_health::up) return;
-        auto& c = domains_[topo_.node(n).domain];
-        const std::uint32_t gpus = topo_.node(n).gpus;
+        const node_place& place = topo_.place(n);
+        auto& c = domains_[place.domain];
+        const std::uint32_t gpus = place.gpus;
         const auto free = count_bits(node_free_[n]);
-        const bool whole = node_free_[n] == node_full_mask(n);
-        node_set& peers = nodes_by_unheld_[topo_.node(n).domain * stride_ + free];
-        peers.assign(topo_.node(n).index_in_domain, sign > 0);
+        const bool whole = node_free_[n] == full_gpu_mask(gpus);
+        node_set& peers = nodes_by_unheld_[place.domain * stride_ + free];
+        peers.assign(place.index_in_domain, sign > 0);
         if (sign > 0) {
             c.up_gpus += gpus;
             ++c.up_nodes;
@@ -706,7 +709,7 @@ private:
     }
 
     void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
-        const node_info& info = topo_.node(n);
+        const node_place& info = topo_.place(n);
         std::uint32_t last = npos32;
         for (std::uint32_t g = 0; g < info.gpus; ++g) {
             const std::uint32_t s = owner_[info.first_gpu + g];

@@ -24,6 +24,16 @@ struct node_info {
     std::uint32_t first_gpu = 0;
 };
 
+// node_info without the name: what the cluster state reads on every change
+// to a node. 16 bytes against node_info's 48, so a change to a node far from
+// the last one finds a quarter of the memory to fetch, four nodes a line.
+struct node_place {
+    domain_id domain = 0;
+    std::uint32_t index_in_domain = 0;
+    std::uint32_t gpus = 0;
+    std::uint32_t first_gpu = 0;
+};
+
 // A set of nodes joined by NVLink. Its nodes have consecutive ids and the same
 // GPU count; it may hold no node at all (an empty Slurm block keeps its place
 // in the block order).
@@ -57,6 +67,8 @@ public:
     const std::vector<group_level>& levels() const noexcept { return levels_; }
 
     const node_info& node(node_id n) const { return nodes_[n]; }
+    // The same fields as node(n), packed: for hot paths.
+    const node_place& place(node_id n) const noexcept { return places_[n]; }
     const domain_info& domain(domain_id d) const { return domains_[d]; }
     std::uint32_t node_count() const noexcept { return static_cast<std::uint32_t>(nodes_.size()); }
     std::uint32_t domain_count() const noexcept { return static_cast<std::uint32_t>(domains_.size()); }
@@ -87,8 +99,11 @@ private:
         uniform_gpus_per_node_ = nodes_.empty() ? 0 : nodes_.front().gpus;
         node_by_name_.clear();
         node_by_name_.reserve(nodes_.size());
+        places_.clear();
+        places_.reserve(nodes_.size());
         for (node_id n = 0; n < nodes_.size(); ++n) {
             nodes_[n].first_gpu = gpu_count_;
+            places_.push_back({nodes_[n].domain, nodes_[n].index_in_domain, nodes_[n].gpus, nodes_[n].first_gpu});
             gpu_count_ += nodes_[n].gpus;
             if (nodes_[n].gpus > max_gpus_per_node_) max_gpus_per_node_ = nodes_[n].gpus;
             if (nodes_[n].gpus != uniform_gpus_per_node_) uniform_gpus_per_node_ = 0;
@@ -101,6 +116,7 @@ private:
     }
 
     std::vector<node_info> nodes_;
+    std::vector<node_place> places_;  // [node], kept in step with nodes_ by index()
     std::vector<domain_info> domains_;
     std::vector<group_level> levels_;
     std::unordered_map<std::string, node_id> node_by_name_;
