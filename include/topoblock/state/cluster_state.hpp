@@ -205,7 +205,7 @@ public:
                 return unexpected(errc::node_out_of_range);
             if (r.nodes == 0 || r.gpus == 0) return unexpected(bad);
             for (node_id n = r.first; n < r.first + r.nodes;) {
-                const domain_id d = topo_.node(n).domain;
+                const domain_id d = topo_.place(n).domain;
                 const domain_info& info = topo_.domain(d);
                 const node_id end = std::min<node_id>(r.first + r.nodes, info.end_node());
                 if ((r.gpus & ~full_gpu_mask(info.gpus_per_node)) != 0) return unexpected(bad);
@@ -497,7 +497,7 @@ private:
     // stops or starts being wholly free or fully held, so only those cases
     // write them. The domain is open here (commit checked it).
     void take(const piece& p, std::uint32_t slot) {
-        const node_info& info = topo_.node(p.node);
+        const node_place& info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before & ~p.gpus;
         node_free_[p.node] = after;
@@ -527,7 +527,7 @@ private:
     // As take, in reverse; a domain closed by an exclusive job has no node
     // in the node sets, and refresh_domain fills them when it opens.
     void give_back(const piece& p) {
-        const node_info& info = topo_.node(p.node);
+        const node_place& info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before | p.gpus;
         node_free_[p.node] = after;
@@ -571,7 +571,7 @@ private:
         return true;
     }
     std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
-        const node_info& info = topo_.node(first);
+        const node_place& info = topo_.place(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
         const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
         if (all_up(first, end - first)) return end - first;
@@ -604,7 +604,7 @@ private:
 
     // take() for `count` wholly unheld, up nodes of one open domain.
     void take_whole_nodes(node_id first, std::uint32_t count, std::uint32_t slot) {
-        const node_info& info = topo_.node(first);
+        const node_place& info = topo_.place(first);
         const std::uint32_t gpus = count * info.gpus;
         for (node_id n = first; n < first + count; ++n) node_free_[n] = 0;
         std::fill_n(owner_.begin() + info.first_gpu, gpus, slot);
@@ -623,7 +623,7 @@ private:
 
     // give_back() for `count` wholly held, up nodes of one domain.
     void give_back_whole_nodes(node_id first, std::uint32_t count) {
-        const node_info& info = topo_.node(first);
+        const node_place& info = topo_.place(first);
         const std::uint32_t gpus = count * info.gpus;
         const gpu_mask full = full_gpu_mask(info.gpus);
         for (node_id n = first; n < first + count; ++n) node_free_[n] = full;
@@ -643,7 +643,7 @@ private:
         touch(info.domain);
     }
 
-    void move_between_counts(const node_info& info, std::uint32_t from, std::uint32_t to) {
+    void move_between_counts(const node_place& info, std::uint32_t from, std::uint32_t to) {
         nodes_by_unheld_[info.domain * stride_ + from].reset(info.index_in_domain);
         nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
     }

@@ -56,7 +56,9 @@ bool choose_tightest_runs(const NodeSet& candidates, std::uint32_t count, Take&&
     struct run {
         std::uint32_t start, length;
     };
-    std::array<run, (NodeSet::capacity + 1) / 2> runs{};
+    // Only the first run_count entries are written and read: no zeroing, as
+    // this runs on every whole-node placement.
+    std::array<run, (NodeSet::capacity + 1) / 2> runs;
     std::size_t run_count = 0;
     std::uint32_t total = 0;
     const run* tightest = nullptr;
