@@ -167,9 +167,8 @@ public:
         const auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
         memory_use m;
         m.cluster_bytes = sizeof(*this) + bytes(node_free_) + bytes(health_) + bytes(owner_) + bytes(domains_) +
-                          bytes(nodes_by_unheld_) + bytes(contributed_) + was_open_.capacity() / 8 +
-                          by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + idle_domains_.memory_bytes() +
-                          nodes_with_usable_.memory_bytes() + wholly_usable_nodes_.memory_bytes() + bytes(touched_) +
+                          bytes(nodes_by_unheld_) + by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() +
+                          idle_domains_.memory_bytes() + nodes_with_usable_.memory_bytes() + wholly_usable_nodes_.memory_bytes() + bytes(touched_) +
                           bytes(touch_mark_);
         for (const auto& level : group_free_) m.cluster_bytes += bytes(level);
         m.allocation_bytes = bytes(slot_chunks_);
@@ -446,8 +445,6 @@ private:
           domains_(topo_.domain_count()),
           stride_(topo_.max_gpus_per_node() + 1),
           nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
-          contributed_(topo_.domain_count()),
-          was_open_(topo_.domain_count(), true),
           by_free_gpus_(topo_.domain_count(), topo_.max_domain_gpus()),
           by_free_nodes_(topo_.domain_count(), topo_.max_domain_nodes()),
           idle_domains_(topo_.domain_count()),
@@ -675,37 +672,43 @@ private:
     }
 
     // Brings the domain's entries in every index in line with its counters.
+    // The bucket keys are what the domain gave the cluster and group totals
+    // so far: its free GPUs and nodes while open, no key while closed (and
+    // before the first refresh), so they also tell whether it was open.
     void refresh_domain(domain_id d) {
         const domain_counters& c = domains_[d];
         const bool open = c.exclusive_holders == 0;
-        const free_capacity now = open ? free_capacity{c.free_gpus, c.free_nodes} : free_capacity{};
-        free_capacity& before = contributed_[d];
-        // Most changes move one key (a partly used node's GPUs): the others
-        // are compared, not rewritten.
-        if (open) {
-            if (by_free_gpus_.key_of(d) != c.free_gpus) by_free_gpus_.assign(d, c.free_gpus);
-            if (by_free_nodes_.key_of(d) != c.free_nodes) by_free_nodes_.assign(d, c.free_nodes);
-        } else {
-            by_free_gpus_.remove(d);
-            by_free_nodes_.remove(d);
+        const std::uint32_t gpus_before = by_free_gpus_.key_of(d);
+        const std::uint32_t nodes_before = by_free_nodes_.key_of(d);
+        const std::uint32_t gpus_now = open ? c.free_gpus : npos32;
+        const std::uint32_t nodes_now = open ? c.free_nodes : npos32;
+        // Most changes move one key (a partly used node's GPUs): the other
+        // is compared, not rewritten.
+        if (gpus_now != gpus_before) {
+            if (open) by_free_gpus_.assign(d, gpus_now);
+            else by_free_gpus_.remove(d);
+        }
+        if (nodes_now != nodes_before) {
+            if (open) by_free_nodes_.assign(d, nodes_now);
+            else by_free_nodes_.remove(d);
         }
         const bool idle = c.idle();
         if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
         // An exclusive job opening or closing the domain changes every node's
         // usability at once.
-        if (open != was_open_[d]) {
-            was_open_[d] = open;
+        if (open != (gpus_before != npos32))
             for (node_id n = topo_.domain(d).first_node; n < topo_.domain(d).end_node(); ++n) refresh_node(n);
-        }
-        if (now == before) return;
-        available_.gpus += now.gpus - before.gpus;
-        available_.nodes += now.nodes - before.nodes;
+        if (gpus_now == gpus_before && nodes_now == nodes_before) return;
+        const auto share = [](std::uint32_t key) -> std::uint64_t { return key == npos32 ? 0 : key; };
+        const std::uint64_t gpus_change = share(gpus_now) - share(gpus_before);  // modulo 2^64, as the totals add it
+        const std::uint64_t nodes_change = share(nodes_now) - share(nodes_before);
+        available_.gpus += gpus_change;
+        available_.nodes += nodes_change;
         for (std::size_t l = 0; l < group_free_.size(); ++l) {
             auto& g = group_free_[l][topo_.levels()[l].group_of_domain[d]];
-            g.gpus += now.gpus - before.gpus;
-            g.nodes += now.nodes - before.nodes;
+            g.gpus += gpus_change;
+            g.nodes += nodes_change;
         }
-        before = now;
     }
 
     void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
@@ -770,8 +773,6 @@ private:
     std::vector<domain_counters> domains_;
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
-    std::vector<free_capacity> contributed_;  // each domain's share of the group and cluster totals
-    std::vector<bool> was_open_;
     std::vector<std::vector<free_capacity>> group_free_;
     bucket_index by_free_gpus_;
     bucket_index by_free_nodes_;
