@@ -44,6 +44,18 @@ struct always_node_zero {
     }
 };
 
+// Proposes one run of whole nodes, whatever the state: `count` nodes from
+// `first`, every GPU of each.
+struct fixed_run {
+    node_id first = 0;
+    std::uint32_t count = 0;
+    template <class State>
+    errc place(const State&, const request&, placement& out) const {
+        out.add_nodes(first, count, 0xf);
+        return errc::ok;
+    }
+};
+
 // Counts the change notifications it receives.
 struct counting_best_fit : best_fit {
     int* attached;
@@ -83,6 +95,70 @@ TEST_CASE("a policy that proposes busy GPUs is caught and changes nothing") {
     CHECK(a->state().available() == before);
     CHECK(a->state().allocation_count() == 1);
     CHECK(a->state().verify().empty());
+}
+
+TEST_CASE("a run of whole nodes across domains is checked node by node and taken a domain at a time") {
+    // Three NVL72 racks: nodes 0-17, 18-35, 36-53.
+    const auto attempt = [](node_id first, std::uint32_t count, auto&& prepare) {
+        auto a = *allocator<fixed_run>::create(gb200_nvl72(3), fixed_run{first, count});
+        prepare(a);
+        const auto before = a.state().available();
+        const auto held = a.state().held_gpus();
+        const auto live = a.state().allocation_count();
+        // The policy ignores the request: a small one passes the allocator's
+        // own checks, so that commit sees every run.
+        auto id = a.try_allocate(request::gpus(4));
+        CHECK(a.state().verify().empty());
+        if (!id) {
+            CHECK(a.state().available() == before);
+            CHECK(a.state().held_gpus() == held);
+            CHECK(a.state().allocation_count() == live);
+        }
+        return id;
+    };
+    const auto nothing = [](auto&) {};
+    {
+        auto a = *allocator<fixed_run>::create(gb200_nvl72(3), fixed_run{10, 30});  // 10-39: three domains
+        const auto id = *a.try_allocate(request::gpus(120));
+        const auto& record = *a.find(id);
+        CHECK(record.domains == 3);
+        CHECK(record.held_gpus == 120);
+        CHECK(record.pieces.runs().size() == 1);
+        CHECK(record.pieces.size() == 30);
+        CHECK(a.state().domain(0).free_nodes == 10);
+        CHECK(a.state().domain(1).free_nodes == 0);
+        CHECK(a.state().domain(2).free_nodes == 14);
+        CHECK(a.state().owner(39, 3) == id);
+        CHECK(a.state().verify().empty());
+        REQUIRE(a.release(id));
+        CHECK(a.state().available().gpus == 216);
+        CHECK(a.state().verify().empty());
+    }
+    CHECK(attempt(10, 30, nothing));
+    // A busy GPU in the middle of the run, in the second domain.
+    const auto busy = attempt(10, 30, [](auto& a) { REQUIRE(a.hold(std::vector<piece>{{25, 0b0100}})); });
+    REQUIRE_FALSE(busy);
+    CHECK(busy.error() == errc::policy_error);
+    // A drained or failed node in the run.
+    for (const auto health : {node_health::drain, node_health::down}) {
+        const auto unusable = attempt(10, 30, [&](auto& a) { REQUIRE(a.set_health(38, health)); });
+        REQUIRE_FALSE(unusable);
+        CHECK(unusable.error() == errc::policy_error);
+    }
+    // A domain closed by an exclusive job.
+    const auto closed = attempt(10, 30, [](auto& a) {
+        REQUIRE(a.hold(std::vector<piece>{{50, 1}}, request::gpus(1).with_exclusive_domain()));
+        REQUIRE_FALSE(a.state().domain_open(2));
+    });
+    REQUIRE_FALSE(closed);
+    CHECK(closed.error() == errc::policy_error);
+    // Past the last node, and a count that wraps around.
+    const auto past = attempt(40, 20, nothing);
+    REQUIRE_FALSE(past);
+    CHECK(past.error() == errc::node_out_of_range);
+    const auto wraps = attempt(10, 0xffffffffU - 5, nothing);
+    REQUIRE_FALSE(wraps);
+    CHECK(wraps.error() == errc::node_out_of_range);
 }
 
 TEST_CASE("optional policy hooks are called") {
