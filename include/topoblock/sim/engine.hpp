@@ -284,8 +284,8 @@ private:
         while (!failures_.empty() && failures_.next_time() <= now_) {
             const node_event e = failures_.pop();
             ++node_events_;
-            auto hit = alloc_.set_health(e.node, e.to);
-            if (!hit) continue;
+            hit_.clear();
+            if (!alloc_.set_health(e.node, e.to, hit_)) continue;
             std::erase_if(repairs_, [&](const auto& r) { return r.second == e.node; });
             if (e.to == node_health::down && alloc_.state().health(e.node) == node_health::down) {
                 // What a scheduler expects, for its reservations; the real
@@ -293,7 +293,7 @@ private:
                 const std::pair<double, node_id> due{now_ + options_.failures.repair_hours * 3600.0, e.node};
                 repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), due), due);
             }
-            for (const allocation_id id : *hit) requeue(job_of_allocation_.at(id.value));
+            for (const allocation_id id : hit_) requeue(job_of_allocation_.at(id.value));
         }
     }
 
@@ -448,6 +448,7 @@ private:
     std::vector<request> requests_;
     std::vector<job_outcome> outcomes_;
     std::vector<allocation_id> allocation_;
+    std::vector<allocation_id> hit_;  // jobs a node event hit; one buffer for every event
     std::vector<double> enqueued_at_;
     std::vector<bool> left_queue_;
     std::unordered_map<std::uint64_t, std::uint32_t> job_of_allocation_;
