@@ -204,10 +204,12 @@ public:
                 return unexpected(errc::node_out_of_range);
             if (r.nodes == 0 || r.gpus == 0) return unexpected(bad);
             for (node_id n = r.first; n < r.first + r.nodes;) {
-                const domain_id d = topo_.place(n).domain;
-                const domain_info& info = topo_.domain(d);
-                const node_id end = std::min<node_id>(r.first + r.nodes, info.end_node());
-                if ((r.gpus & ~full_gpu_mask(info.gpus_per_node)) != 0) return unexpected(bad);
+                // A domain's nodes have the same GPUs: the first node's place
+                // answers for the stretch (a job's single node, most often).
+                const node_place& place = topo_.place(n);
+                const domain_id d = place.domain;
+                const node_id end = r.nodes == 1 ? n + 1 : std::min<node_id>(r.first + r.nodes, topo_.domain(d).end_node());
+                if ((r.gpus & ~full_gpu_mask(place.gpus)) != 0) return unexpected(bad);
                 if (!domain_open(d)) return unexpected(bad);
                 if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
                 if (!all_up(n, end - n))
@@ -561,7 +563,8 @@ private:
     bool for_each_stretch(std::span<const piece_run> runs, F&& f) const {
         for (const piece_run& r : runs)
             for (node_id n = r.first; n < r.first + r.nodes;) {
-                const std::uint32_t count = std::max<std::uint32_t>(1, whole_up_nodes_at(n, r.first + r.nodes - n, r.gpus));
+                const std::uint32_t count =
+                    r.nodes == 1 ? 1 : std::max<std::uint32_t>(1, whole_up_nodes_at(n, r.first + r.nodes - n, r.gpus));
                 if (!f(n, count, r.gpus)) return false;
                 n += count;
             }
