@@ -82,28 +82,11 @@ public:
 
     // Replaces the contents; the same pieces read back, in the same order.
     void assign(std::span<const piece> pieces) {
-        clear();
-        std::uint32_t count = 0;
-        for (std::size_t i = 0; i < pieces.size(); ++i) count += i == 0 || !extends(pieces[i - 1], pieces[i]) ? 1U : 0U;
-        run* out = make_room(count);
-        std::uint32_t r = 0;
-        for (std::size_t i = 0; i < pieces.size(); ++i) {
-            if (i > 0 && extends(pieces[i - 1], pieces[i])) ++out[r - 1].nodes;
-            else out[r++] = run{pieces[i].node, 1, pieces[i].gpus};
-        }
+        assign_joined(pieces, [](const piece& p) { return run{p.node, 1, p.gpus}; });
     }
-    // The same, from runs (each of at least one node); runs that continue one
-    // another are joined.
+    // The same, from runs (each of at least one node).
     void assign(std::span<const piece_run> runs) {
-        clear();
-        std::uint32_t count = 0;
-        for (std::size_t i = 0; i < runs.size(); ++i) count += i == 0 || !joins(runs[i - 1], runs[i]) ? 1U : 0U;
-        run* out = make_room(count);
-        std::uint32_t r = 0;
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            if (i > 0 && joins(runs[i - 1], runs[i])) out[r - 1].nodes += runs[i].nodes;
-            else out[r++] = runs[i];
-        }
+        assign_joined(runs, [](const run& r) { return r; });
     }
     void clear() noexcept {
         if (!inline_run()) delete[] many_.runs;
@@ -125,11 +108,22 @@ public:
     }
 
 private:
-    // Runs are cut where the GPUs differ so that each piece reads back as given.
-    static bool extends(const piece& before, const piece& p) noexcept {
-        return p.node == before.node + 1 && p.gpus == before.gpus;
-    }
+    // Runs are cut where the GPUs differ so that each piece reads back as
+    // given; a run that continues the one before joins it.
     static bool joins(const run& before, const run& r) noexcept { return before.followed_by({r.first, r.gpus}); }
+    template <class Item, class AsRun>
+    void assign_joined(std::span<const Item> items, AsRun as_run) {
+        clear();
+        std::uint32_t count = 0;
+        for (std::size_t i = 0; i < items.size(); ++i) count += i == 0 || !joins(as_run(items[i - 1]), as_run(items[i])) ? 1U : 0U;
+        run* out = make_room(count);
+        std::uint32_t r = 0;
+        for (const Item& item : items) {
+            const run next = as_run(item);
+            if (r > 0 && joins(out[r - 1], next)) out[r - 1].nodes += next.nodes;
+            else out[r++] = next;
+        }
+    }
     // Storage for `count` runs, inline for one; empty before the call.
     run* make_room(std::uint32_t count) {
         if (count == 0) return nullptr;
