@@ -168,8 +168,8 @@ public:
         memory_use m;
         m.cluster_bytes = sizeof(*this) + bytes(node_free_) + bytes(health_) + bytes(owner_) + bytes(domains_) +
                           bytes(nodes_by_unheld_) + by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() +
-                          idle_domains_.memory_bytes() + nodes_with_usable_.memory_bytes() + wholly_usable_nodes_.memory_bytes() + bytes(touched_) +
-                          bytes(touch_mark_);
+                          idle_domains_.memory_bytes() + nodes_with_usable_.memory_bytes() +
+                          wholly_usable_nodes_.memory_bytes() + bytes(touched_) + bytes(touch_mark_);
         for (const auto& level : group_free_) m.cluster_bytes += bytes(level);
         m.allocation_bytes = bytes(slot_chunks_);
         for (const auto& chunk : slot_chunks_) m.allocation_bytes += bytes(chunk);
@@ -267,6 +267,7 @@ public:
         for (domain_id d : touched_) refresh_domain(d);
         return id_of(slot);
     }
+
     expected<void, errc> release(allocation_id id) {
         begin_change();
         const std::uint32_t slot = slot_of(id);
@@ -593,8 +594,8 @@ private:
         for (; i < count; ++i) any |= bytes[i];
         return any == 0;
     }
-    // Reads every node without stopping early, which the compiler turns
-    // into a few vector operations for a domain's trays.
+    // Reads every node without stopping early: no branch per node, and a
+    // loop the compiler may vectorize.
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
         const gpu_mask full = node_full_mask(first);
         gpu_mask missing = 0;
