@@ -57,6 +57,13 @@ request slurm_request(rng& r, const topology& t) {
     return q;
 }
 
+// Half of them jobs of two to eight whole domains' worth of GPUs, for the
+// whole-domain windows of the block policies.
+request multi_domain_request(rng& r, const topology& t) {
+    if (r.chance(50)) return random_request(r, t);
+    return request::gpus(r.between(t.max_domain_gpus() + 1, t.max_domain_gpus() * 8));
+}
+
 using request_maker = request (*)(rng&, const topology&);
 
 // `allocations`: the percentage of operations that allocate (releases take
@@ -171,9 +178,10 @@ TEST_CASE("best-fit: indexed and naive decide identically") {
 // ones: whole racks come free, the lowest ones too, for jobs that take a
 // whole domain.
 
-// 2 block sizes x 5 topologies x 15,000 operations. Twenty-four racks in
-// groups of four, mostly released, give the kept whole-domain windows
-// (multi-domain jobs) windows of every size, inside groups and across them.
+// 2 block sizes x 5 topologies x 15,000 operations, a 100-rack and a
+// 300-rack run. Twenty-four racks in groups of four, mostly released, give
+// the kept whole-domain windows (multi-domain jobs) windows of every size,
+// inside groups and across them.
 TEST_CASE("contiguous-block: indexed and naive decide identically") {
     std::uint64_t seed = 31;
     for (std::uint32_t block : {8U, 16U}) {
@@ -187,15 +195,22 @@ TEST_CASE("contiguous-block: indexed and naive decide identically") {
         // Enough racks that the run-length buckets span two words.
         lockstep(*parse_topology_spec("nvl72:100"), p, naive_of(p), seed + 200, 8'000);
     }
+    // Enough racks that the whole-domain windows of two and four racks are
+    // filed in buckets (more than 64 of them) and the larger ones scanned.
+    const contiguous_block p(8);
+    lockstep(*parse_topology_spec("nvl72:300@8"), p, naive_of(p), 39, 6'000, 40, multi_domain_request, 500);
 }
 
-// 5 topologies x 30,000 operations.
+// 5 topologies x 30,000 operations and a 300-rack run.
 TEST_CASE("buddy-split: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, naive_of(buddy_split{}), 41, 30'000);
     lockstep(*parse_topology_spec("nvl72:4"), buddy_split{}, naive_of(buddy_split{}), 44, 30'000, 45);
     lockstep(*parse_topology_spec("nvl72:24@4"), buddy_split{}, naive_of(buddy_split{}), 45, 30'000, 45);
     lockstep(partial_racks_in_leaves(), buddy_split{}, naive_of(buddy_split{}), 42, 30'000);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 30'000);
+    // Filed and scanned window sizes, as for contiguous-block.
+    lockstep(*parse_topology_spec("nvl72:300@8"), buddy_split{}, naive_of(buddy_split{}), 46, 6'000, 40,
+             multi_domain_request, 500);
 }
 
 // 4 topologies x 30,000 operations of the mix every policy gets.
