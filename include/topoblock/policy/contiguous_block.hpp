@@ -389,9 +389,7 @@ private:
         if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
         const domain_info& info = state.topo().domain(d);
         typename State::node_set nodes = kept_free_nodes<State>(d);
-        for (const piece_run& r : taken.runs())
-            for (node_id n = std::max(r.first, info.first_node); n < std::min(r.first + r.nodes, info.end_node()); ++n)
-                nodes.reset(n - info.first_node);
+        taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
         return detail::free_blocks_among(nodes, l);
     }
 

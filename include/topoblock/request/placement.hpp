@@ -110,6 +110,14 @@ public:
     std::size_t size() const noexcept { return size_; }
     // GPUs already taken on `node` by this placement (policies that place
     // several parts in turn use it to avoid taking a GPU twice).
+    // Calls f(node, gpus) for each piece on a node of [begin, end), run by
+    // run: what a policy placing several parts in turn already took in one
+    // domain.
+    template <class F>
+    void for_each_piece_in(node_id begin, node_id end, F&& f) const {
+        for (const piece_run& r : runs_)
+            for (node_id n = std::max(r.first, begin); n < std::min(r.first + r.nodes, end); ++n) f(n, r.gpus);
+    }
     gpu_mask taken_on(node_id node) const noexcept {
         gpu_mask taken = 0;
         for (const auto& r : runs_)

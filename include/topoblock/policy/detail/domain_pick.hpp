@@ -38,9 +38,8 @@ auto load_domain(const State& state, const placement& out, domain_id d) {
     s.gpus_per_node = info.gpus_per_node;
     s.full = full_gpu_mask(info.gpus_per_node);
     for (std::uint32_t i = 0; i < info.node_count; ++i) s.open[i] = state.usable_gpus(info.first_node + i);
-    for (const piece_run& r : out.runs())
-        for (node_id n = std::max(r.first, info.first_node); n < std::min(r.first + r.nodes, info.end_node()); ++n)
-            s.open[n - info.first_node] &= ~r.gpus;
+    out.for_each_piece_in(info.first_node, info.end_node(),
+                          [&](node_id n, gpu_mask gpus) { s.open[n - info.first_node] &= ~gpus; });
     return s;
 }
 

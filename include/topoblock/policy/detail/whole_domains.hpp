@@ -18,12 +18,20 @@
 // base blocks, with a domain standing for a base block.
 namespace topoblock::detail {
 
-// Up, wholly free and open to this request (idle for an exclusive one): a
-// domain a job may take whole. Empty domains never are.
+// Every node up and wholly free, in an open domain: then nothing is held
+// there and it is idle too, so this holds for exclusive jobs as well. Empty
+// domains never are.
+template <class State>
+bool wholly_free_and_open(const State& state, domain_id d) noexcept {
+    const domain_info& info = state.topo().domain(d);
+    return info.node_count != 0 && state.domain(d).free_nodes == info.node_count && state.domain_open(d);
+}
+
+// A domain this request may take whole. Wholly free and open means idle, so
+// this is the same test for exclusive requests.
 template <class State>
 bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
-    const domain_info& info = units.state.topo().domain(d);
-    return info.node_count != 0 && units.state.domain(d).free_nodes == info.node_count && units.allowed(d);
+    return wholly_free_and_open(units.state, d);
 }
 
 // The aligned windows of pick_whole_domains, kept by a policy on a cluster
@@ -77,7 +85,7 @@ public:
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!kept_) return;
-        const bool now = is_wholly_free(state, d);
+        const bool now = wholly_free_and_open(state, d);
         if (now == wholly_free_.test(d)) return;
         wholly_free_.assign(d, now);
         for (std::size_t k = 0; k < sizes_.size(); ++k) {
@@ -113,13 +121,13 @@ public:
         if (!kept_) return {};
         const std::uint32_t domains = state.topo().domain_count();
         for (domain_id d = 0; d < domains; ++d)
-            if (wholly_free_.test(d) != is_wholly_free(state, d)) return "whole-domain windows: stale wholly free domain";
+            if (wholly_free_.test(d) != wholly_free_and_open(state, d)) return "whole-domain windows: stale wholly free domain";
         for (std::size_t k = 0; k < sizes_.size(); ++k) {
             const window_size& size = sizes_[k];
             for (std::uint32_t w = 0; w < size.free.size(); ++w) {
                 std::uint32_t free = 0;
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
-                    free += is_wholly_free(state, static_cast<domain_id>(d)) ? 1U : 0U;
+                    free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
                 if (free != size.free[w]) return "whole-domain windows: stale count";
                 if (!size.filed) continue;
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
@@ -131,14 +139,6 @@ public:
     }
 
 private:
-    // Every node up and wholly free, in an open domain: then nothing is held
-    // there and it is idle too, so this holds for exclusive jobs as well.
-    template <class State>
-    static bool is_wholly_free(const State& state, domain_id d) noexcept {
-        const domain_info& info = state.topo().domain(d);
-        return info.node_count != 0 && state.domain(d).free_nodes == info.node_count && state.domain_open(d);
-    }
-
     static constexpr std::uint32_t filed_above = 64;
     struct window_size {
         std::vector<std::uint32_t> free;       // per window: wholly free domains in it
@@ -244,7 +244,7 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
 template <class State>
 void take_whole_domain(const State& state, domain_id d, placement& out) {
     const domain_info& info = state.topo().domain(d);
-    if (state.domain_open(d) && state.domain(d).free_nodes == info.node_count) {
+    if (wholly_free_and_open(state, d)) {
         out.add_nodes(info.first_node, info.node_count, full_gpu_mask(info.gpus_per_node));
         return;
     }
