@@ -2,11 +2,10 @@
 // decisions and errors out.
 
 #include "../../examples/topoblock/place_command.hpp"
+#include "../scratch_file.hpp"
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -27,20 +26,19 @@ outcome run(std::vector<std::string_view> args, const std::string& events) {
     return {status, out.str(), err.str()};
 }
 
-// A file under the temporary directory holding `text`; returns its path.
-std::string write_file(const std::string& name, std::string_view text) {
-    const auto path = std::filesystem::temp_directory_path() / ("topoblock_place_" + name);
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
-}
+using topoblock::test::scratch_file;
 
-const std::string eight_nodes =
-    write_file("eight.conf", "BlockName=b1 Nodes=node[1-4]\nBlockName=b2 Nodes=node[5-8]\nBlockSizes=4,8\n");
+// Written by the test cases that read it, not when the process starts.
+const std::string& eight_nodes() {
+    static const scratch_file file("eight.conf", "BlockName=b1 Nodes=node[1-4]\nBlockName=b2 Nodes=node[5-8]\nBlockSizes=4,8\n");
+    static const std::string path = file.string();
+    return path;
+}
 
 }  // namespace
 
 TEST_CASE("place: Slurm's examples from a topology.conf") {
-    const auto r = run({"--topology", eight_nodes},
+    const auto r = run({"--topology", eight_nodes()},
                        "# 2, 3, 3 nodes\n"
                        "alloc j1 nodes=2\nalloc j2 nodes=3\nalloc j3 nodes=3\n"
                        "release j1\nrelease j2\n"
@@ -57,7 +55,7 @@ TEST_CASE("place: Slurm's examples from a topology.conf") {
 }
 
 TEST_CASE("place: four racks from a topology.yaml, detected by content") {
-    const std::string yaml = write_file("racks.txt",
+    const scratch_file yaml("racks.txt",
                                         "- topology: racks\n"
                                         "  cluster_default: true\n"
                                         "  block:\n"
@@ -67,7 +65,7 @@ TEST_CASE("place: four racks from a topology.yaml, detected by content") {
                                         "      - block: r2\n        nodes: n[19-36]\n"
                                         "      - block: r3\n        nodes: n[37-54]\n"
                                         "      - block: r4\n        nodes: n[55-72]\n");
-    const std::string option = "--topology=" + yaml;
+    const std::string option = "--topology=" + yaml.string();
     const auto r = run({option},
                        "alloc a nodes=4\nalloc b nodes=8\nalloc c nodes=18\nalloc d nodes=6\nalloc e nodes=12\n");
     CHECK(r.status == 0);
@@ -75,7 +73,7 @@ TEST_CASE("place: four racks from a topology.yaml, detected by content") {
 }
 
 TEST_CASE("place: holds, health events and GPU-level jobs") {
-    const auto r = run({"--topology", eight_nodes, "--gpus-per-node", "8"},
+    const auto r = run({"--topology", eight_nodes(), "--gpus-per-node", "8"},
                        "hold running node[6-8]\n"
                        "alloc g1 gpus=3\n"  // b2 has one free node, the tighter block
                        "alloc g2 gpus=12\n"  // two whole-node's worth: 8 + 4 GPUs
@@ -102,7 +100,7 @@ TEST_CASE("place: other policies and presets") {
 }
 
 TEST_CASE("place: a malformed line is reported with its line number and changes nothing") {
-    const auto r = run({"--topology", eight_nodes},
+    const auto r = run({"--topology", eight_nodes()},
                        "alloc a nodes=2\n"
                        "alloc a nodes=1\n"
                        "alloc b nodes=two\n"
@@ -135,10 +133,10 @@ TEST_CASE("place: command-line errors") {
     CHECK(run({"--topology", "nvl72:1", "--policy", "random"}, "").err.find("unknown policy 'random'") !=
           std::string::npos);
     CHECK(run({"--topology", "/no/such/file"}, "").status == 2);
-    CHECK(run({"--topology", eight_nodes, "--gpus-per-node", "0"}, "").status == 2);
+    CHECK(run({"--topology", eight_nodes(), "--gpus-per-node", "0"}, "").status == 2);
     const auto help = run({"--help"}, "");
     CHECK(help.status == 0);
     CHECK(help.out.find("alloc ID nodes=N") != std::string::npos);
-    const std::string tree = write_file("tree.conf", "SwitchName=s1 Nodes=n[1-2]\n");
-    CHECK(run({"--topology", tree}, "").err.find("needs a block topology") != std::string::npos);
+    const scratch_file tree("tree.conf", "SwitchName=s1 Nodes=n[1-2]\n");
+    CHECK(run({"--topology", tree.string()}, "").err.find("needs a block topology") != std::string::npos);
 }

@@ -1,8 +1,9 @@
 #include <topoblock/sim/trace_csv.hpp>
 
+#include "../scratch_file.hpp"
+
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -172,18 +173,10 @@ TEST_CASE("the shared Helios and Philly traces read without a bad row") {
 }
 
 TEST_CASE("a written file reads back, named after its stem") {
-    const auto path = std::filesystem::temp_directory_path() / "topoblock_trace_csv_test.csv";
     const workload w{"ignored", {job{0, 0.0, 4, 1, 60.0}, job{1, 2.5, 1, 0, 10.0}}};
-    {
-        std::FILE* file = std::fopen(path.string().c_str(), "wb");
-        REQUIRE(file != nullptr);
-        const std::string text = write_trace_csv(w);
-        CHECK(std::fwrite(text.data(), 1, text.size(), file) == text.size());
-        std::fclose(file);
-    }
-    const auto read = read_trace_csv_file(path.string());
-    std::filesystem::remove(path);
+    const topoblock::test::scratch_file file("trace_csv_test.csv", write_trace_csv(w));
+    const auto read = read_trace_csv_file(file.string());
     REQUIRE(read.has_value());
-    CHECK(read->jobs.name == "topoblock_trace_csv_test");
+    CHECK(read->jobs.name == file.path().stem().string());
     CHECK(read->jobs.jobs == w.jobs);
 }
