@@ -178,7 +178,7 @@ public:
     }
 
     // Domains the last mutation changed, each once.
-    std::span<const domain_id> touched_domains() const noexcept { return touched_; }
+    std::span<const domain_id> touched_domains() const noexcept { return {touched_.data(), touched_count_}; }
 
     // ---- mutation (the allocator's) ---------------------------------------
     struct commit_options {
@@ -198,7 +198,6 @@ public:
         begin_change();
         if (where.empty()) return unexpected(errc::policy_error);
         const errc bad = options.allow_draining ? errc::not_free : errc::policy_error;
-        std::size_t stretches = 0;
         for (const piece_run& r : where) {
             if (r.first >= topo_.node_count() || r.nodes > topo_.node_count() - r.first)
                 return unexpected(errc::node_out_of_range);
@@ -217,13 +216,11 @@ public:
                         if (health_[m] == node_health::down || (health_[m] == node_health::drain && !options.allow_draining))
                             return unexpected(bad);
                 n = end;
-                ++stretches;
             }
         }
         // Everything that may allocate (and throw) happens before the first
-        // change: the record's pieces, the slot, room for the touched list.
+        // change: the record's pieces and the slot.
         auto pieces = piece_list(where);
-        reserve_touched(stretches);
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
@@ -249,7 +246,7 @@ public:
                 applied -= count;
                 return true;
             });
-            for (domain_id d : touched_) refresh_domain(d);
+            for (domain_id d : touched_domains()) refresh_domain(d);
             begin_change();
             release_slot(slot);
             return unexpected(bad);
@@ -258,13 +255,13 @@ public:
         record.asked = asked;
         record.held_gpus = held;
         record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
-        record.domains = static_cast<std::uint32_t>(touched_.size());
+        record.domains = static_cast<std::uint32_t>(touched_count_);
         record.hit_by_failure = false;
         record.pieces = std::move(pieces);
         requested_gpus_ += record.requested_gpus;
         if (asked.exclusive_domain)
-            for (domain_id d : touched_) ++domains_[d].exclusive_holders;
-        for (domain_id d : touched_) refresh_domain(d);
+            for (domain_id d : touched_domains()) ++domains_[d].exclusive_holders;
+        for (domain_id d : touched_domains()) refresh_domain(d);
         return id_of(slot);
     }
 
@@ -273,15 +270,14 @@ public:
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
-        reserve_touched(record.domains);
         for_each_stretch(record.pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
             if (count >= 2) give_back_whole_nodes(first, count);
             else give_back({first, gpus});
             return true;
         });
         if (record.asked.exclusive_domain)
-            for (domain_id d : touched_) --domains_[d].exclusive_holders;
-        for (domain_id d : touched_) refresh_domain(d);
+            for (domain_id d : touched_domains()) --domains_[d].exclusive_holders;
+        for (domain_id d : touched_domains()) refresh_domain(d);
         requested_gpus_ -= record.requested_gpus;
         release_slot(slot);
         return {};
@@ -296,7 +292,6 @@ public:
         if (n >= topo_.node_count()) return unexpected(errc::node_out_of_range);
         const node_health from = health_[n];
         if (from == to) return {};
-        reserve_touched(1);
         const node_place& place = topo_.place(n);
         const domain_id d = place.domain;
         if (hit != nullptr && to == node_health::down && node_free_[n] != node_full_mask(n))
@@ -453,6 +448,7 @@ private:
           idle_domains_(topo_.domain_count()),
           nodes_with_usable_(topo_.node_count()),
           wholly_usable_nodes_(topo_.node_count()),
+          touched_(topo_.domain_count()),
           touch_mark_(topo_.domain_count(), 0) {
         for (const auto& level : topo_.levels()) group_free_.emplace_back(level.group_names.size());
         for (node_id n = 0; n < topo_.node_count(); ++n) {
@@ -650,23 +646,19 @@ private:
     }
 
     // Starts a mutation: touched_ lists the domains it changes, each once,
-    // marked with this mutation's number so that a check is O(1).
+    // marked with this mutation's number so that a check is O(1). It has room
+    // for every domain, so touch() never allocates halfway through a change.
     void begin_change() {
-        touched_.clear();
+        touched_count_ = 0;
         if (++change_ == 0) {
             std::fill(touch_mark_.begin(), touch_mark_.end(), std::uint16_t{0});
             change_ = 1;
         }
     }
-    // Room for every domain a mutation may touch (at most one per piece; a
-    // release, the record's domains), so touch() never allocates halfway.
-    void reserve_touched(std::size_t pieces) {
-        if (touched_.capacity() < pieces) touched_.reserve(pieces);
-    }
     void touch(domain_id d) {
         if (touch_mark_[d] == change_) return;
         touch_mark_[d] = change_;
-        touched_.push_back(d);
+        touched_[touched_count_++] = d;
     }
 
     void refresh_node(node_id n) {
@@ -795,7 +787,8 @@ private:
     std::uint32_t slot_count_ = 0;
     std::uint32_t free_head_ = npos32;
     std::size_t live_ = 0;
-    std::vector<domain_id> touched_;
+    std::vector<domain_id> touched_;  // one entry per domain; the first touched_count_ are this change's
+    std::size_t touched_count_ = 0;
     // Per domain: the change that last touched it. 16 bits keep the state
     // within 8 bytes per GPU; the marks are cleared once every 65,535 changes.
     std::vector<std::uint16_t> touch_mark_;

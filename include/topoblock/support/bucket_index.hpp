@@ -22,9 +22,9 @@ public:
         : items_(items),
           words_per_key_((items + 63) / 64),
           summaries_per_key_((words_per_key_ + 63) / 64),
+          stride_(summaries_per_key_ + words_per_key_),
           key_of_(items, npos32),
-          words_((std::size_t{max_key} + 1) * words_per_key_),
-          summaries_((std::size_t{max_key} + 1) * summaries_per_key_),
+          blocks_((std::size_t{max_key} + 1) * stride_),
           counts_(std::size_t{max_key} + 1),
           nonempty_((std::size_t{max_key} + 64) / 64) {}
 
@@ -37,19 +37,19 @@ public:
     void assign(std::uint32_t item, std::uint32_t key) noexcept {
         const std::uint32_t old = key_of_[item];
         if (old == key) return;
-        if (old != npos32) take_out(item, old);
         key_of_[item] = key;
+        if (old != npos32) take_out(item, old);
         put_in(item, key);
     }
     void remove(std::uint32_t item) noexcept {
         const std::uint32_t old = key_of_[item];
         if (old == npos32) return;
-        take_out(item, old);
         key_of_[item] = npos32;
+        take_out(item, old);
     }
 
     std::size_t memory_bytes() const noexcept {
-        return key_of_.capacity() * sizeof(std::uint32_t) + (words_.capacity() + summaries_.capacity()) * sizeof(std::uint64_t) +
+        return key_of_.capacity() * sizeof(std::uint32_t) + blocks_.capacity() * sizeof(std::uint64_t) +
                counts_.capacity() * sizeof(std::uint32_t) + nonempty_.capacity() * sizeof(std::uint64_t);
     }
 
@@ -80,8 +80,8 @@ public:
     // The lowest-index item filed under `key` at or after `from`, or npos32.
     std::uint32_t first_in(std::uint32_t key, std::uint32_t from) const noexcept {
         if (from >= items_) return npos32;
-        const std::uint64_t* words = &words_[std::size_t{key} * words_per_key_];
-        const std::uint64_t* summaries = &summaries_[std::size_t{key} * summaries_per_key_];
+        const std::uint64_t* summaries = block(key);
+        const std::uint64_t* words = summaries + summaries_per_key_;
         std::size_t w = from / 64;
         const std::uint64_t word = words[w] & (~std::uint64_t{0} << (from % 64));
         if (word != 0) return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
@@ -101,8 +101,8 @@ public:
     std::uint32_t last_in(std::uint32_t key, std::uint32_t before) const noexcept {
         if (before > items_) before = static_cast<std::uint32_t>(items_);
         if (before == 0) return npos32;
-        const std::uint64_t* words = &words_[std::size_t{key} * words_per_key_];
-        const std::uint64_t* summaries = &summaries_[std::size_t{key} * summaries_per_key_];
+        const std::uint64_t* summaries = block(key);
+        const std::uint64_t* words = summaries + summaries_per_key_;
         const std::size_t last = before - 1;
         std::size_t w = last / 64;
         const std::uint64_t word = words[w] & (~std::uint64_t{0} >> (63 - last % 64));
@@ -123,26 +123,32 @@ private:
     static std::size_t highest_bit(std::uint64_t word) noexcept {
         return 63 - static_cast<std::size_t>(std::countl_zero(word));
     }
+    // A key's block: its summary words, then its item words. The sizes are
+    // read into locals first: they are 64-bit like the words stored, so the
+    // compiler would otherwise reload them after every store.
+    const std::uint64_t* block(std::uint32_t key) const noexcept { return blocks_.data() + std::size_t{key} * stride_; }
     void put_in(std::uint32_t item, std::uint32_t key) noexcept {
+        const std::size_t summaries = summaries_per_key_;
+        std::uint64_t* b = blocks_.data() + std::size_t{key} * stride_;
         const std::size_t w = item / 64;
-        words_[std::size_t{key} * words_per_key_ + w] |= std::uint64_t{1} << (item % 64);
-        summaries_[std::size_t{key} * summaries_per_key_ + w / 64] |= std::uint64_t{1} << (w % 64);
+        b[summaries + w] |= std::uint64_t{1} << (item % 64);
+        b[w / 64] |= std::uint64_t{1} << (w % 64);
         if (counts_[key]++ == 0) nonempty_[key / 64] |= std::uint64_t{1} << (key % 64);
     }
     void take_out(std::uint32_t item, std::uint32_t key) noexcept {
+        const std::size_t summaries = summaries_per_key_;
+        std::uint64_t* b = blocks_.data() + std::size_t{key} * stride_;
         const std::size_t w = item / 64;
-        std::uint64_t& word = words_[std::size_t{key} * words_per_key_ + w];
-        word &= ~(std::uint64_t{1} << (item % 64));
-        if (word == 0) summaries_[std::size_t{key} * summaries_per_key_ + w / 64] &= ~(std::uint64_t{1} << (w % 64));
+        if ((b[summaries + w] &= ~(std::uint64_t{1} << (item % 64))) == 0) b[w / 64] &= ~(std::uint64_t{1} << (w % 64));
         if (--counts_[key] == 0) nonempty_[key / 64] &= ~(std::uint64_t{1} << (key % 64));
     }
 
     std::size_t items_ = 0;
     std::size_t words_per_key_ = 0;
     std::size_t summaries_per_key_ = 0;
+    std::size_t stride_ = 0;  // words per key: summaries, then items
     std::vector<std::uint32_t> key_of_;
-    std::vector<std::uint64_t> words_;
-    std::vector<std::uint64_t> summaries_;
+    std::vector<std::uint64_t> blocks_;
     std::vector<std::uint32_t> counts_;
     std::vector<std::uint64_t> nonempty_;  // bit k: some item has key k (keys are few: a word or two)
 };
