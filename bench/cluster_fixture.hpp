@@ -34,9 +34,11 @@ struct fixture {
 
 // `racks` NVL72 racks, filled to `occupancy` of their GPUs, then churned:
 // random releases and refills so the free GPUs end up scattered.
+// `racks_per_group` > 0 adds a level of leaf groups of that many racks.
 template <class Policy>
-fixture<Policy> make_fixture(std::uint32_t racks, double occupancy, Policy policy = Policy{}, std::uint64_t seed = 42) {
-    fixture<Policy> f{std::move(*allocator<Policy>::create(gb200_nvl72(racks), std::move(policy))), {}};
+fixture<Policy> make_fixture(std::uint32_t racks, double occupancy, Policy policy = Policy{}, std::uint64_t seed = 42,
+                             std::uint32_t racks_per_group = 0) {
+    fixture<Policy> f{std::move(*allocator<Policy>::create(gb200_nvl72(racks, racks_per_group), std::move(policy))), {}};
     std::mt19937_64 rng(seed);
     const auto target = static_cast<std::uint64_t>(occupancy * racks * 72);
     const auto fill = [&] {

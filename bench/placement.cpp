@@ -115,6 +115,14 @@ void multi_domain(benchmark::State& st, std::uint32_t racks, Policy policy) {
     place_and_release(st, f.alloc, {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)});
 }
 
+// The same jobs on a cluster whose racks sit in leaf groups of 16 (a level),
+// which policies try before spreading across the whole cluster.
+template <class Policy>
+void multi_domain_grouped(benchmark::State& st, std::uint32_t racks, Policy policy) {
+    auto f = make_fixture<Policy>(racks, occupancy, policy, 42, 16);
+    place_and_release(st, f.alloc, {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)});
+}
+
 template <class Policy>
 void node_down_up(benchmark::State& st, std::uint32_t racks, Policy policy) {
     auto f = make_fixture<Policy>(racks, occupancy, policy);
@@ -153,6 +161,7 @@ void register_policy(const std::string& name, Policy policy = Policy{}) {
         benchmark::RegisterBenchmark(("alloc_release" + suffix).c_str(), alloc_release<Policy>, racks, policy);
         benchmark::RegisterBenchmark(("alloc_fail" + suffix).c_str(), alloc_fail<Policy>, racks, policy);
         benchmark::RegisterBenchmark(("multi_domain" + suffix).c_str(), multi_domain<Policy>, racks, policy);
+        benchmark::RegisterBenchmark(("multi_domain_grouped" + suffix).c_str(), multi_domain_grouped<Policy>, racks, policy);
         benchmark::RegisterBenchmark(("node_down_up" + suffix).c_str(), node_down_up<Policy>, racks, policy);
         if (racks == 2000U) benchmark::RegisterBenchmark(("alloc_latency" + suffix).c_str(), alloc_latency<Policy>, racks, policy);
         if (racks == 2000U || racks == 125U)
