@@ -145,6 +145,17 @@ TEST_CASE("a run of whole nodes across domains is checked node by node and taken
         REQUIRE_FALSE(unusable);
         CHECK(unusable.error() == errc::policy_error);
     }
+    // Every stretch length in one domain, an unusable node at every place in
+    // it (refused) and right after it (taken): health is read several nodes
+    // per load, and those loads must cover the stretch and nothing beyond.
+    for (std::uint32_t count = 1; count <= 18; ++count)
+        for (std::uint32_t at = 0; at <= count && 18 + at < 36; ++at)
+            for (const auto health : {node_health::drain, node_health::down}) {
+                CAPTURE(count);
+                CAPTURE(at);
+                const auto id = attempt(18, count, [&](auto& a) { REQUIRE(a.set_health(18 + at, health)); });
+                CHECK(id.has_value() == (at == count));
+            }
     // A domain closed by an exclusive job.
     const auto closed = attempt(10, 30, [](auto& a) {
         REQUIRE(a.hold(std::vector<piece>{{50, 1}}, request::gpus(1).with_exclusive_domain()));

@@ -45,7 +45,7 @@ TEST_CASE("fixed_bitset finds set and clear bits across words") {
     CHECK(b.count() == 130);
 }
 
-TEST_CASE("fixed_bitset tests ranges and replaces words like bit by bit") {
+TEST_CASE("fixed_bitset sets, clears and tests ranges and replaces words like bit by bit") {
     test::rng r(5);
     fixed_bitset<130> b;
     std::vector<bool> model(130, false);
@@ -53,6 +53,15 @@ TEST_CASE("fixed_bitset tests ranges and replaces words like bit by bit") {
         const std::size_t i = r.between(0, 129);
         b.assign(i, r.chance(70));
         model[i] = b.test(i);
+        if (r.chance(30)) {
+            // Ranges inside one word, across one boundary, or over all three.
+            const std::size_t n = r.between(0, 130 - static_cast<std::uint32_t>(i));
+            const bool on = r.chance(50);
+            if (on) b.set_range(i, n);
+            else b.reset_range(i, n);
+            for (std::size_t k = i; k < i + n; ++k) model[k] = on;
+            for (std::size_t k = 0; k < 130; ++k) REQUIRE(b.test(k) == model[k]);
+        }
         const std::size_t first = r.between(0, 130);
         const std::size_t count = r.between(0, 140 - static_cast<std::uint32_t>(first));
         bool all = true;
@@ -65,6 +74,21 @@ TEST_CASE("fixed_bitset tests ranges and replaces words like bit by bit") {
     copy.set_word(2, ~std::uint64_t{0});  // bits 130 and up must stay clear
     CHECK(copy.count() == b.count() - (b.test(128) ? 1 : 0) - (b.test(129) ? 1 : 0) + 2);
     CHECK(copy.find_next_clear(128) == 130);
+}
+
+TEST_CASE("a one-word fixed_bitset (a domain's node mask) sets and clears ranges like bit by bit") {
+    test::rng r(6);
+    fixed_bitset<64> b;
+    std::vector<bool> model(64, false);
+    for (int op = 0; op < 4000; ++op) {
+        const std::size_t first = r.between(0, 64);
+        const std::size_t count = r.between(0, 64 - static_cast<std::uint32_t>(first));
+        const bool on = r.chance(50);
+        if (on) b.set_range(first, count);
+        else b.reset_range(first, count);
+        for (std::size_t k = first; k < first + count; ++k) model[k] = on;
+        for (std::size_t k = 0; k < 64; ++k) REQUIRE(b.test(k) == model[k]);
+    }
 }
 
 TEST_CASE("indexed_bitset agrees with a std::set over random operations") {

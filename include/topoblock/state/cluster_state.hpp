@@ -576,19 +576,24 @@ private:
         while (n < end && health_[n] == node_health::up) ++n;
         return n - first;
     }
-    // Health is a byte per node and `up` is 0: eight nodes per load.
+    // Health is a byte per node and `up` is 0: eight nodes per load, and the
+    // rest in two loads that may overlap what was read (no loop per byte).
     bool all_up(node_id first, std::uint32_t count) const noexcept {
         static_assert(sizeof(node_health) == 1 && static_cast<std::uint8_t>(node_health::up) == 0);
         const auto* bytes = reinterpret_cast<const unsigned char*>(health_.data()) + first;
-        std::uint64_t any = 0;
-        std::uint32_t i = 0;
-        for (; i + 8 <= count; i += 8) {
-            std::uint64_t eight = 0;
-            std::memcpy(&eight, bytes + i, 8);
-            any |= eight;
+        const auto load = [&]<class Word>(Word, std::uint32_t at) -> std::uint64_t {
+            Word w{};
+            std::memcpy(&w, bytes + at, sizeof(Word));
+            return w;
+        };
+        if (count >= 8) {
+            std::uint64_t any = load(std::uint64_t{}, count - 8);
+            for (std::uint32_t i = 0; i + 8 <= count; i += 8) any |= load(std::uint64_t{}, i);
+            return any == 0;
         }
-        for (; i < count; ++i) any |= bytes[i];
-        return any == 0;
+        if (count >= 4) return (load(std::uint32_t{}, 0) | load(std::uint32_t{}, count - 4)) == 0;
+        if (count >= 2) return (load(std::uint16_t{}, 0) | load(std::uint16_t{}, count - 2)) == 0;
+        return count == 0 || bytes[0] == 0;
     }
     // Reads every node without stopping early: no branch per node, and a
     // loop the compiler may vectorize.

@@ -45,17 +45,25 @@ constexpr gpu_mask lowest_bits(gpu_mask mask, std::uint32_t count) noexcept {
 }
 
 namespace detail {
+// Bits lo..hi (inclusive, 0-63) of a word.
+constexpr std::uint64_t word_bits(std::size_t lo, std::size_t hi) noexcept {
+    return (~std::uint64_t{0} << lo) & (~std::uint64_t{0} >> (63 - hi));
+}
 // Calls f(word index, mask) for each word the bits [first, first + count) touch.
+// A domain's trays are a few dozen bits, so most ranges lie in one or two
+// words: the first and last masks are computed once, not per word.
 template <class F>
 constexpr void for_each_word_of_range(std::size_t first, std::size_t count, F&& f) noexcept {
-    while (count > 0) {
-        const std::size_t offset = first % 64;
-        const std::size_t n = count < 64 - offset ? count : 64 - offset;
-        const std::uint64_t mask = (n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1)) << offset;
-        f(first / 64, mask);
-        first += n;
-        count -= n;
+    if (count == 0) return;
+    const std::size_t last = first + count - 1;
+    const std::size_t first_word = first / 64, last_word = last / 64;
+    if (first_word == last_word) {
+        f(first_word, word_bits(first % 64, last % 64));
+        return;
     }
+    f(first_word, word_bits(first % 64, 63));
+    for (std::size_t w = first_word + 1; w < last_word; ++w) f(w, ~std::uint64_t{0});
+    f(last_word, word_bits(0, last % 64));
 }
 }  // namespace detail
 
@@ -74,10 +82,18 @@ public:
     constexpr void clear() noexcept { words_ = {}; }
     // Bits [first, first + count), a word at a time.
     constexpr void set_range(std::size_t first, std::size_t count) noexcept {
-        detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) { words_[w] |= m; });
+        if constexpr (word_count == 1) {
+            if (count != 0) words_[0] |= detail::word_bits(first, first + count - 1);
+        } else {
+            detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) { words_[w] |= m; });
+        }
     }
     constexpr void reset_range(std::size_t first, std::size_t count) noexcept {
-        detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) { words_[w] &= ~m; });
+        if constexpr (word_count == 1) {
+            if (count != 0) words_[0] &= ~detail::word_bits(first, first + count - 1);
+        } else {
+            detail::for_each_word_of_range(first, count, [&](std::size_t w, std::uint64_t m) { words_[w] &= ~m; });
+        }
     }
 
     constexpr std::size_t count() const noexcept {
