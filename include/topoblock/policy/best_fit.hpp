@@ -178,41 +178,59 @@ private:
             if (scale == 0) return -1;
             index = &state.domains_by_free_nodes();
         }
-        std::vector<std::pair<domain_id, std::uint64_t>> chosen;  // the largest first
-        std::uint64_t covered = 0;
-        for (std::uint32_t key = index->previous_key(index->max_key()); key != npos32 && key > 0 && covered < size;
-             key = index->previous_key(key - 1)) {
-            for (std::uint32_t d = index->first_in(key, 0); d != npos32 && covered < size; d = index->first_in(key, d + 1)) {
-                if (chosen.size() == max_domains) return 0;
-                chosen.emplace_back(d, key * scale);
-                covered += key * scale;
-            }
-        }
-        if (covered < size) return 0;
-        covered -= chosen.back().second;
-        const std::uint64_t rest = size - covered;
-        chosen.pop_back();
-        const auto is_chosen = [&](domain_id d) {
-            for (const auto& c : chosen)
-                if (c.first == d) return true;
-            return false;
+        // The domains by free units, largest first (lowest index among
+        // equals), until f returns false.
+        const auto for_each_largest = [&](auto&& f) {
+            for (std::uint32_t key = index->previous_key(index->max_key()); key != npos32 && key > 0;
+                 key = index->previous_key(key - 1))
+                for (std::uint32_t d = index->first_in(key, 0); d != npos32; d = index->first_in(key, d + 1))
+                    if (!f(key, d)) return;
         };
+        // How many of the largest cover the job, and the last of them (the
+        // edge): the others are exactly the domains ordered before the edge,
+        // so no list of them is kept.
+        std::uint64_t chosen = 0, covered = 0;
+        std::uint32_t edge_key = npos32, edge = npos32;
+        bool too_many = false;
+        for_each_largest([&](std::uint32_t key, std::uint32_t d) {
+            if (chosen == max_domains) {
+                too_many = true;
+                return false;
+            }
+            ++chosen;
+            covered += key * scale;
+            edge_key = key;
+            edge = d;
+            return covered < size;
+        });
+        if (too_many || covered < size) return 0;
+        covered -= edge_key * scale;
+        const std::uint64_t rest = size - covered;
+        --chosen;  // the edge makes way for the tightest domain that holds the rest
+        const auto is_chosen = [&](std::uint32_t key, domain_id d) { return key > edge_key || (key == edge_key && d < edge); };
         domain_id last = npos32;
         for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
              key != npos32 && last == npos32; key = key == index->max_key() ? npos32 : index->next_key(key + 1)) {
             for (std::uint32_t d = index->first_in(key, 0); d != npos32; d = index->first_in(key, d + 1))
-                if (!is_chosen(d)) {
+                if (!is_chosen(key, d)) {
                     last = d;
                     break;
                 }
         }
         // Each domain once, so each is fresh; a failed attempt leaves nothing.
         const std::size_t mark = out.size();
-        for (const auto& [d, free] : chosen)
-            if (!take_in(state, units, d, free, out, true)) {
-                out.truncate(mark);
-                return 0;
-            }
+        bool taken = true;
+        std::uint64_t left = chosen;
+        for_each_largest([&](std::uint32_t key, std::uint32_t d) {
+            if (left == 0) return false;
+            --left;
+            taken = take_in(state, units, d, key * scale, out, true);
+            return taken;
+        });
+        if (!taken) {
+            out.truncate(mark);
+            return 0;
+        }
         if (take_in(state, units, last, rest, out, true)) return 1;
         out.truncate(mark);
         return 0;
