@@ -172,6 +172,11 @@ TEST_CASE("best-fit: indexed and naive decide identically") {
     lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, best_fit{.use_indexes = false}, 21, 40'000);
     lockstep(partial_racks_in_leaves(), best_fit{}, best_fit{.use_indexes = false}, 22, 40'000);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, best_fit{.use_indexes = false}, 23, 40'000);
+    // 37 groups of three racks (the last of one): multi-domain jobs look for
+    // the tightest group through the state's group maxima, the naive side
+    // by a pass over every group.
+    lockstep(*parse_topology_spec("nvl72:109@3"), best_fit{}, best_fit{.use_indexes = false}, 24, 8'000, 50,
+             multi_domain_request, 500);
 }
 
 // Four racks with more releases than allocations as well as eight busy

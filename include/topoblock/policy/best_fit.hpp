@@ -146,10 +146,7 @@ private:
         const auto& levels = state.topo().levels();
         for (std::size_t l = 0; l < levels.size(); ++l) {
             std::vector<std::pair<std::uint64_t, group_id>> groups;
-            for (group_id g = 0; g < levels[l].group_names.size(); ++g) {
-                const std::uint64_t f = units.group_free(l, g);
-                if (f >= size) groups.emplace_back(f, g);
-            }
+            units.for_each_group_holding(l, size, [&](group_id g, std::uint64_t free) { groups.emplace_back(free, g); });
             std::sort(groups.begin(), groups.end());
             for (const auto& [free, g] : groups)
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;

@@ -6,6 +6,7 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/state/allocation.hpp>
+#include <topoblock/state/free_capacity.hpp>
 #include <topoblock/state/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
@@ -45,13 +46,6 @@ struct domain_counters {
     // Open, with up nodes and nothing held: an exclusive job may take it.
     constexpr bool idle() const noexcept { return exclusive_holders == 0 && held_gpus == 0 && up_nodes > 0; }
     friend constexpr bool operator==(const domain_counters&, const domain_counters&) = default;
-};
-
-// Free capacity a new job can use: free GPUs on up nodes of open domains.
-struct free_capacity {
-    std::uint64_t gpus = 0;
-    std::uint64_t nodes = 0;
-    friend constexpr bool operator==(const free_capacity&, const free_capacity&) = default;
 };
 
 // The mutable occupancy of a cluster: who holds which GPU, node health, and
@@ -125,6 +119,13 @@ public:
 
     // ---- groups and the cluster -------------------------------------------
     const free_capacity& group_free(std::size_t level, group_id g) const noexcept { return group_free_[level][g]; }
+    // Calls f(group) for each group of the level with at least `at_least`
+    // free GPUs (by_nodes: free nodes), in group order, visiting only groups
+    // that qualify and the paths to them.
+    template <class F>
+    void for_each_group_with_free(std::size_t level, bool by_nodes, std::uint64_t at_least, F&& f) const {
+        group_free_[level].for_each_at_least(by_nodes, at_least, [&](std::size_t g) { f(static_cast<group_id>(g)); });
+    }
     // What a new job can use, cluster-wide.
     const free_capacity& available() const noexcept { return available_; }
     // Nodes (cluster-wide ids) with usable GPUs / wholly usable: first-fit's scan.
@@ -170,7 +171,7 @@ public:
                           bytes(nodes_by_unheld_) + by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() +
                           idle_domains_.memory_bytes() + nodes_with_usable_.memory_bytes() +
                           wholly_usable_nodes_.memory_bytes() + bytes(touched_) + bytes(touch_mark_);
-        for (const auto& level : group_free_) m.cluster_bytes += bytes(level);
+        for (const auto& level : group_free_) m.cluster_bytes += level.memory_bytes();
         m.allocation_bytes = bytes(slot_chunks_);
         for (const auto& chunk : slot_chunks_) m.allocation_bytes += bytes(chunk);
         for (std::uint32_t s = 0; s < slot_count_; ++s) m.allocation_bytes += at(s).record.pieces.heap_bytes();
@@ -416,7 +417,11 @@ public:
             }
         }
         if (!(available == available_)) return "available totals are wrong";
-        if (groups != group_free_) return "group totals are wrong";
+        for (std::size_t l = 0; l < groups.size(); ++l) {
+            for (group_id g = 0; g < groups[l].size(); ++g)
+                if (!(groups[l][g] == group_free_[l][g])) return "group totals are wrong";
+            if (!group_free_[l].consistent()) return "group maxima are wrong";
+        }
         return {};
     }
 
@@ -705,11 +710,8 @@ private:
         const std::uint64_t nodes_change = share(nodes_now) - share(nodes_before);
         available_.gpus += gpus_change;
         available_.nodes += nodes_change;
-        for (std::size_t l = 0; l < group_free_.size(); ++l) {
-            auto& g = group_free_[l][topo_.levels()[l].group_of_domain[d]];
-            g.gpus += gpus_change;
-            g.nodes += nodes_change;
-        }
+        for (std::size_t l = 0; l < group_free_.size(); ++l)
+            group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
     }
 
     void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
@@ -774,7 +776,7 @@ private:
     std::vector<domain_counters> domains_;
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
-    std::vector<std::vector<free_capacity>> group_free_;
+    std::vector<free_capacity_tree> group_free_;  // per level
     bucket_index by_free_gpus_;
     bucket_index by_free_nodes_;
     indexed_bitset idle_domains_;

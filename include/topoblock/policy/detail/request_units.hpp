@@ -47,6 +47,20 @@ struct request_units {
         if (req.what == unit::nodes) return f.nodes;
         return f.gpus;  // an upper bound for whole-node GPU requests
     }
+    // Calls f(group, its free units) for each group of the level with at
+    // least `size` free units, in group order: indexed, through the state's
+    // maxima (nothing visited when no group qualifies); otherwise a pass over
+    // every group.
+    template <class F>
+    void for_each_group_holding(std::size_t level, std::uint64_t size, F&& f) const {
+        if (indexed) {
+            state.for_each_group_with_free(level, req.what == unit::nodes, size,
+                                           [&](group_id g) { f(g, group_free(level, g)); });
+            return;
+        }
+        for (group_id g = 0; g < state.topo().levels()[level].group_names.size(); ++g)
+            if (const std::uint64_t free = group_free(level, g); free >= size) f(g, free);
+    }
     // The domains a new part of this job may use at all. Unindexed, idleness
     // comes from the domain's counters rather than the state's idle set.
     bool allowed(domain_id d) const noexcept {
