@@ -12,6 +12,22 @@
 
 using namespace topoblock;
 
+namespace {
+
+// Sets or clears a random range of `b` (within its N bits) and of the bit
+// model, then checks every bit.
+template <std::size_t N>
+void change_random_range(test::rng& r, fixed_bitset<N>& b, std::vector<bool>& model, std::size_t first) {
+    const std::size_t count = r.between(0, static_cast<std::uint32_t>(N - first));
+    const bool on = r.chance(50);
+    if (on) b.set_range(first, count);
+    else b.reset_range(first, count);
+    for (std::size_t k = first; k < first + count; ++k) model[k] = on;
+    for (std::size_t k = 0; k < N; ++k) REQUIRE(b.test(k) == model[k]);
+}
+
+}  // namespace
+
 TEST_CASE("gpu masks") {
     CHECK(full_gpu_mask(4) == 0b1111);
     CHECK(full_gpu_mask(64) == ~gpu_mask{0});
@@ -53,15 +69,8 @@ TEST_CASE("fixed_bitset sets, clears and tests ranges and replaces words like bi
         const std::size_t i = r.between(0, 129);
         b.assign(i, r.chance(70));
         model[i] = b.test(i);
-        if (r.chance(30)) {
-            // Ranges inside one word, across one boundary, or over all three.
-            const std::size_t n = r.between(0, 130 - static_cast<std::uint32_t>(i));
-            const bool on = r.chance(50);
-            if (on) b.set_range(i, n);
-            else b.reset_range(i, n);
-            for (std::size_t k = i; k < i + n; ++k) model[k] = on;
-            for (std::size_t k = 0; k < 130; ++k) REQUIRE(b.test(k) == model[k]);
-        }
+        // Ranges inside one word, across one boundary, or over all three.
+        if (r.chance(30)) change_random_range(r, b, model, i);
         const std::size_t first = r.between(0, 130);
         const std::size_t count = r.between(0, 140 - static_cast<std::uint32_t>(first));
         bool all = true;
@@ -80,15 +89,7 @@ TEST_CASE("a one-word fixed_bitset (a domain's node mask) sets and clears ranges
     test::rng r(6);
     fixed_bitset<64> b;
     std::vector<bool> model(64, false);
-    for (int op = 0; op < 4000; ++op) {
-        const std::size_t first = r.between(0, 64);
-        const std::size_t count = r.between(0, 64 - static_cast<std::uint32_t>(first));
-        const bool on = r.chance(50);
-        if (on) b.set_range(first, count);
-        else b.reset_range(first, count);
-        for (std::size_t k = first; k < first + count; ++k) model[k] = on;
-        for (std::size_t k = 0; k < 64; ++k) REQUIRE(b.test(k) == model[k]);
-    }
+    for (int op = 0; op < 4000; ++op) change_random_range(r, b, model, r.between(0, 64));
 }
 
 TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
