@@ -316,6 +316,29 @@ TEST_CASE("hold records usage made elsewhere, exactly as given") {
     CHECK(a->state().verify().empty());
 }
 
+TEST_CASE("hold over whole racks with draining trays keeps every counter right") {
+    // Runs of whole trays are taken a stretch of up trays at a time; a
+    // draining tray (hold may name one) must cut the stretch wherever it is,
+    // in a rack held whole or in part.
+    for (std::uint32_t draining = 0; draining < 18; ++draining)
+        for (const std::uint32_t racks : {1U, 2U}) {
+            CAPTURE(draining);
+            CAPTURE(racks);
+            auto a = *allocator<best_fit>::create(gb200_nvl72(2));
+            REQUIRE(a.drain(18 + draining));
+            std::vector<piece> trays;
+            for (node_id n = racks == 2 ? 0 : 18; n < 36; ++n) trays.push_back({n, 0xf});
+            const auto id = a.hold(trays);
+            REQUIRE(id);
+            CHECK(a.state().verify().empty());
+            CHECK(a.state().domain(1).held_gpus == 72);
+            CHECK(a.state().domain(1).free_gpus == 0);
+            REQUIRE(a.release(*id));
+            CHECK(a.state().verify().empty());
+            CHECK(a.state().domain(1).free_gpus == 68);
+        }
+}
+
 TEST_CASE("a domain beyond the compile-time capacity is an error; a larger capacity takes it") {
     topology_builder b;
     b.add_numbered_domain("nvl576", 144, 4, "n", 1, 3);

@@ -575,7 +575,9 @@ private:
     std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
         const node_place& info = topo_.place(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
-        const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
+        const domain_info& domain = topo_.domain(info.domain);
+        const node_id end = std::min<node_id>(first + count, domain.end_node());
+        if (end - first == domain.node_count && domains_[info.domain].up_nodes == domain.node_count) return end - first;
         if (all_up(first, end - first)) return end - first;
         node_id n = first;
         while (n < end && health_[n] == node_health::up) ++n;
@@ -600,9 +602,12 @@ private:
         if (count >= 2) return (load(std::uint16_t{}, 0) | load(std::uint16_t{}, count - 2)) == 0;
         return count == 0 || bytes[0] == 0;
     }
-    // Reads every node without stopping early: no branch per node, and a
-    // loop the compiler may vectorize.
+    // A whole domain of up, wholly free nodes is told by its counter (a
+    // multi-domain job takes wholly free racks); otherwise every node is
+    // read without stopping early: no branch per node.
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
+        const domain_id d = topo_.place(first).domain;
+        if (count == topo_.domain(d).node_count && domains_[d].free_nodes == count) return true;
         const gpu_mask full = node_full_mask(first);
         gpu_mask missing = 0;
         for (node_id n = first; n < first + count; ++n) missing |= node_free_[n] ^ full;
