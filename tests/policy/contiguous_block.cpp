@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -26,6 +27,40 @@ allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpu
     REQUIRE(a);
     REQUIRE(a->policy().check(a->state()).empty());
     return std::move(*a);
+}
+
+// Layouts with and without a short last block, one of it alone and one of
+// nodes whose GPUs do not divide the block, each with every set of free
+// sub-blocks: what the run-at-a-time helpers are checked on against the
+// block-by-block ones.
+template <class Blocks, class F>
+void for_every_free_set(F&& f) {
+    const std::pair<domain_info, std::uint32_t> shapes[] = {
+        {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
+        {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8},
+    };
+    for (const auto& [info, block_gpus] : shapes) {
+        const auto l = detail::block_layout::of(info, block_gpus);
+        for (std::uint64_t bits = 0; bits < std::uint64_t{1} << l.count(); ++bits) {
+            Blocks free;
+            free.set_word(0, bits);
+            f(info, l, free);
+        }
+    }
+}
+
+// The first disagreement, as text: CHECK(... == "") names it.
+template <class Blocks>
+std::string summaries_disagree() {
+    std::string wrong;
+    for_every_free_set<Blocks>([&](const domain_info& info, const detail::block_layout& l, const Blocks& free) {
+        const auto runs = detail::summarize_free_runs(l, free);
+        const auto blocks = detail::summarize_blocks(l, free);
+        if (wrong.empty() && (runs.free_blocks != blocks.free_blocks || runs.longest_run_gpus != blocks.longest_run_gpus))
+            wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
+                    std::to_string(free.word(0));
+    });
+    return wrong;
 }
 
 }  // namespace
@@ -44,6 +79,11 @@ TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
     const domain_info hgx{"hgx01", 0, 1, 8};
     CHECK(detail::block_layout::of(hgx, 8).count() == 1);
     CHECK(detail::block_layout::of(hgx, 16).tail_nodes == 1);  // a server is its own short block
+}
+
+TEST_CASE("contiguous-block: free runs are summarized as block by block") {
+    CHECK(summaries_disagree<fixed_bitset<64>>() == "");
+    CHECK(summaries_disagree<fixed_bitset<128>>() == "");  // the walk of several words
 }
 
 TEST_CASE("contiguous-block: a 4-GPU job holds a whole 8-GPU sub-block") {
