@@ -63,6 +63,24 @@ std::string summaries_disagree() {
     return wrong;
 }
 
+// The first need and set of free sub-blocks for which best_window and
+// best_window_scan choose different windows, as text.
+template <class Blocks>
+std::string windows_disagree() {
+    std::string wrong;
+    for_every_free_set<Blocks>([&](const domain_info& info, const detail::block_layout& l, const Blocks& free) {
+        for (std::uint64_t need = 1; wrong.empty() && need <= info.gpu_count() + 1; ++need) {
+            const auto runs = detail::best_window(l, free, need);
+            const auto scan = detail::best_window_scan(l, free, need);
+            if (runs.first != scan.first || runs.blocks != scan.blocks || runs.gpus != scan.gpus ||
+                runs.run_gpus != scan.run_gpus)
+                wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
+                        std::to_string(free.word(0)) + ", need " + std::to_string(need);
+        }
+    });
+    return wrong;
+}
+
 }  // namespace
 
 TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
@@ -84,6 +102,11 @@ TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
 TEST_CASE("contiguous-block: free runs are summarized as block by block") {
     CHECK(summaries_disagree<fixed_bitset<64>>() == "");
     CHECK(summaries_disagree<fixed_bitset<128>>() == "");  // the walk of several words
+}
+
+TEST_CASE("contiguous-block: the window chosen a run at a time is the scan's") {
+    CHECK(windows_disagree<fixed_bitset<64>>() == "");
+    CHECK(windows_disagree<fixed_bitset<128>>() == "");
 }
 
 TEST_CASE("contiguous-block: a 4-GPU job holds a whole 8-GPU sub-block") {

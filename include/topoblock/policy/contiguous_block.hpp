@@ -176,9 +176,10 @@ block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexce
 
 // The run of free sub-blocks that holds `need` GPUs with the fewest GPUs (so
 // a short remainder block beats a full one), then inside the tightest free
-// run, then the lowest start. O(blocks x blocks in the window).
+// run, then the lowest start. O(blocks x blocks in the window): the naive
+// reference for best_window.
 template <class Blocks>
-block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
+block_window best_window_scan(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
     block_window best;
     for (std::uint32_t a = 0; a < l.count();) {
         if (!free.test(a)) {
@@ -196,6 +197,37 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
         }
         a = e;
     }
+    return best;
+}
+
+// best_window_scan's choice, a free run at a time. Every block but the short
+// last one holds the same GPUs, so a run's fewest-GPU window is known
+// without trying each start: the `full` blocks needed from the run's start,
+// unless the run ends at the short block and fewer full blocks before it
+// hold the job with it (that window holds fewer GPUs than `full` blocks, and
+// starts later). Need 0 and GPU-less nodes are left to the scan.
+template <class Blocks>
+block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
+    const std::uint64_t block_gpus = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
+    if (need == 0 || block_gpus == 0) return best_window_scan(l, free, need);
+    const std::uint64_t tail_gpus = std::uint64_t{l.tail_nodes} * l.gpus_per_node;
+    const std::uint64_t full = (need + block_gpus - 1) / block_gpus;
+    const std::uint64_t before_tail = need <= tail_gpus ? 0 : (need - tail_gpus + block_gpus - 1) / block_gpus;
+    block_window best;
+    for_each_free_run(free, [&](std::uint32_t a, std::uint32_t e) {
+        const bool ends_short = e == l.count() && l.tail_nodes != 0;
+        const std::uint32_t full_blocks = e - a - (ends_short ? 1U : 0U);
+        const auto run_gpus = static_cast<std::uint32_t>(full_blocks * block_gpus + (ends_short ? tail_gpus : 0));
+        block_window w;
+        if (ends_short && before_tail < full && before_tail <= full_blocks) {
+            const auto blocks = static_cast<std::uint32_t>(before_tail + 1);
+            w = {e - blocks, blocks, static_cast<std::uint32_t>(before_tail * block_gpus + tail_gpus), run_gpus};
+        } else if (full <= full_blocks) {
+            w = {a, static_cast<std::uint32_t>(full), static_cast<std::uint32_t>(full * block_gpus), run_gpus};
+        }
+        if (w.blocks != 0 && (best.blocks == 0 || w.gpus < best.gpus || (w.gpus == best.gpus && w.run_gpus < best.run_gpus)))
+            best = w;
+    });
     return best;
 }
 
@@ -420,7 +452,8 @@ private:
     template <class State>
     void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
         const detail::block_layout l = layout(state.topo().domain(d));
-        const auto w = detail::best_window(l, free_blocks_for(state, d, l, out), need);
+        const auto free = free_blocks_for(state, d, l, out);
+        const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
         detail::take_window(state, d, l, w, out);
     }
 
