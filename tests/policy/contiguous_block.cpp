@@ -29,16 +29,18 @@ allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpu
     return std::move(*a);
 }
 
-// Layouts with and without a short last block, one of it alone and one of
-// nodes whose GPUs do not divide the block, each with every set of free
-// sub-blocks: what the run-at-a-time helpers are checked on against the
-// block-by-block ones.
+// Domains and block sizes whose layouts have and lack a short last block,
+// one with it alone and one of nodes whose GPUs do not divide the block:
+// what the word-at-a-time helpers are checked on against the block-by-block
+// ones.
+const std::pair<domain_info, std::uint32_t> shapes[] = {
+    {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
+    {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8},
+};
+
+// Each layout of `shapes` with every set of free sub-blocks.
 template <class Blocks, class F>
 void for_every_free_set(F&& f) {
-    const std::pair<domain_info, std::uint32_t> shapes[] = {
-        {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
-        {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8},
-    };
     for (const auto& [info, block_gpus] : shapes) {
         const auto l = detail::block_layout::of(info, block_gpus);
         for (std::uint64_t bits = 0; bits < std::uint64_t{1} << l.count(); ++bits) {
@@ -107,6 +109,26 @@ TEST_CASE("contiguous-block: free runs are summarized as block by block") {
 TEST_CASE("contiguous-block: the window chosen a run at a time is the scan's") {
     CHECK(windows_disagree<fixed_bitset<64>>() == "");
     CHECK(windows_disagree<fixed_bitset<128>>() == "");
+}
+
+// One word of wholly free nodes is turned into free sub-blocks with word
+// operations; several words go block by block: both must agree on every set
+// of free nodes of the layouts above (up to 18 nodes).
+TEST_CASE("contiguous-block: free sub-blocks from a word of free nodes are those found block by block") {
+    std::string wrong;
+    for (const auto& [info, block_gpus] : shapes) {
+        const auto l = detail::block_layout::of(info, block_gpus);
+        for (std::uint64_t bits = 0; wrong.empty() && bits < std::uint64_t{1} << info.node_count; ++bits) {
+            fixed_bitset<64> one_word;
+            fixed_bitset<128> two_words;
+            one_word.set_word(0, bits);
+            two_words.set_word(0, bits);
+            if (detail::free_blocks_among(one_word, l).word(0) != detail::free_blocks_among(two_words, l).word(0))
+                wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free nodes " +
+                        std::to_string(bits);
+        }
+    }
+    CHECK(wrong == "");
 }
 
 TEST_CASE("contiguous-block: a 4-GPU job holds a whole 8-GPU sub-block") {

@@ -95,7 +95,6 @@ template <class NodeSet>
 NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
     NodeSet free;
     if constexpr (NodeSet::word_count == 1) {
-        // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
         const std::uint64_t nodes = free_nodes.word(0);
         // A domain taken or given back whole (multi-domain jobs) needs no
         // block-by-block pass.
@@ -105,10 +104,20 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
             free.set_range(0, l.count());
             return free;
         }
-        std::uint64_t runs = nodes;
-        for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
         std::uint64_t blocks = 0;
-        for (std::uint32_t b = 0; b < l.full_blocks; ++b) blocks |= ((runs >> l.first_node(b)) & 1U) << b;
+        if (l.full_blocks != 0) {  // then a block's shifts stay below 64
+            // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
+            std::uint64_t runs = nodes;
+            for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
+            // Bit b * nodes_per_block for each full block b: a geometric
+            // series, (2^(full blocks' nodes) - 1) / (2^nodes_per_block - 1)
+            // (full_gpu_mask(n) is the n low bits).
+            const std::uint64_t starts =
+                full_gpu_mask(l.full_blocks * l.nodes_per_block) / full_gpu_mask(l.nodes_per_block);
+            // Few blocks are free on a busy cluster: a step per free one.
+            for (std::uint64_t free_starts = runs & starts; free_starts != 0; free_starts &= free_starts - 1)
+                blocks |= std::uint64_t{1} << (static_cast<std::uint32_t>(std::countr_zero(free_starts)) / l.nodes_per_block);
+        }
         if (l.tail_nodes != 0 && free_nodes.all_set(l.first_node(l.full_blocks), l.tail_nodes))
             blocks |= std::uint64_t{1} << l.full_blocks;
         free.set_word(0, blocks);
