@@ -256,6 +256,24 @@ TEST_CASE("contiguous-block: fragmented when GPUs are free but no sub-block is")
     CHECK(a.policy().check(a.state()).empty());
 }
 
+// The summary is kept from the free sub-blocks, not the free trays: a tray
+// that goes down and up beside a busy one of its sub-block changes the
+// wholly free trays but no free sub-block.
+TEST_CASE("contiguous-block: a tray changing beside a busy one of its sub-block moves no sub-block") {
+    auto a = racks("nvl72:1");
+    const piece p{1, 0x1};  // gb02, GPU 0: the sub-block gb01 gb02 is busy
+    const auto held = a.hold(std::span<const piece>(&p, 1));
+    REQUIRE(held);
+    REQUIRE(a.down(0));
+    CHECK(a.policy().check(a.state()).empty());
+    REQUIRE(a.up(0));
+    CHECK(a.policy().check(a.state()).empty());
+    CHECK(place(a, request::gpus(8)) == "gb03 gb04");
+    REQUIRE(a.release(*held));
+    CHECK(a.policy().check(a.state()).empty());
+    CHECK(place(a, request::gpus(8)) == "gb01 gb02");
+}
+
 TEST_CASE("contiguous-block: segments are runs in one domain each") {
     auto a = racks("nvl72:2");
     REQUIRE(a.try_allocate(request::gpus(56)));  // rack01: 2 free blocks left

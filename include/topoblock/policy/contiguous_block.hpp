@@ -308,6 +308,7 @@ public:
         summaries_.assign(topo.domain_count(), {});
         words_per_domain_ = State::node_set::word_count;
         free_node_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
+        free_block_words_.assign(free_node_words_.size(), 0);
         by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
@@ -336,23 +337,20 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // The domain's summary depends only on its wholly free nodes: most
-    // changes (a GPU taken on a partly used node) leave them as they were,
-    // and then the summary and the bucket stand.
+    // The domain's summary depends only on its free sub-blocks, and they
+    // only on its wholly free nodes: most changes (a GPU taken on a partly
+    // used node, a node freed beside a busy one of its sub-block) leave them
+    // as they were, and then the summary and the buckets stand.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
         windows_.on_domain_change(state, d);
         const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
-        std::uint64_t* kept = &free_node_words_[std::size_t{d} * words_per_domain_];
-        bool same = true;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) {
-            same = same && kept[w] == nodes.word(w);
-            kept[w] = nodes.word(w);
-        }
-        if (same) return;
+        if (!keep(free_node_words_, d, nodes)) return;
+        const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
+        if (!keep(free_block_words_, d, blocks)) return;
         const detail::block_summary before = summaries_[d];
-        summaries_[d] = detail::summarize_free_runs(layouts_[d], detail::free_blocks_among(nodes, layouts_[d]));
+        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
         const detail::block_summary& now = summaries_[d];
         if (now.free_blocks == 0) by_free_blocks_.remove(d);
         else by_free_blocks_.assign(d, now.free_blocks);
@@ -403,7 +401,10 @@ public:
                 const node_id n = info.first_node + i;
                 nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
             }
-            if (!(kept_free_nodes<State>(d) == nodes)) return "contiguous-block: stale wholly free nodes" + where;
+            if (!(kept<typename State::node_set>(free_node_words_, d) == nodes))
+                return "contiguous-block: stale wholly free nodes" + where;
+            if (!(kept<typename State::node_set>(free_block_words_, d) == free))
+                return "contiguous-block: stale free sub-blocks" + where;
             if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
@@ -435,13 +436,26 @@ private:
         return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
     }
 
-    // The wholly free nodes of domain `d` (none when closed) as
-    // on_domain_change last saw them.
-    template <class State>
-    typename State::node_set kept_free_nodes(domain_id d) const noexcept {
-        typename State::node_set nodes;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) nodes.set_word(w, free_node_words_[d * words_per_domain_ + w]);
-        return nodes;
+    // Domain `d`'s entry in `words` (free_node_words_ or free_block_words_)
+    // as on_domain_change last kept it.
+    template <class Set>
+    Set kept(const std::vector<std::uint64_t>& words, domain_id d) const noexcept {
+        Set set;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) set.set_word(w, words[d * words_per_domain_ + w]);
+        return set;
+    }
+
+    // Stores `set` as domain `d`'s entry in `words`; false when it was
+    // there already.
+    template <class Set>
+    bool keep(std::vector<std::uint64_t>& words, domain_id d, const Set& set) noexcept {
+        std::uint64_t* entry = &words[std::size_t{d} * words_per_domain_];
+        bool changed = false;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) {
+            changed = changed || entry[w] != set.word(w);
+            entry[w] = set.word(w);
+        }
+        return changed;
     }
 
     // The free sub-blocks of `d` less the nodes earlier segments of the job
@@ -451,7 +465,10 @@ private:
                                              const placement& taken) const {
         if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
         const domain_info& info = state.topo().domain(d);
-        typename State::node_set nodes = kept_free_nodes<State>(d);
+        // The kept sub-blocks are the state's: only what this job took
+        // already (earlier segments) can be missing from them.
+        if (!detail::touches_domain(taken, info)) return kept<typename State::node_set>(free_block_words_, d);
+        typename State::node_set nodes = kept<typename State::node_set>(free_node_words_, d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
         return detail::free_blocks_among(nodes, l);
     }
@@ -562,7 +579,8 @@ private:
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
     std::size_t words_per_domain_ = 0;
-    std::vector<std::uint64_t> free_node_words_;  // per domain: its wholly free nodes (none when closed), as node-set words
+    std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
+    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending
