@@ -240,13 +240,15 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
     return best;
 }
 
-// Adds the window's nodes, whole, to the placement.
+// Adds the window's nodes, whole, to the placement. Free sub-blocks hold
+// wholly free nodes only, so the window is one run of nodes with every GPU
+// usable.
 template <class State>
 void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
-    const node_id first = state.topo().domain(d).first_node;
+    const domain_info& info = state.topo().domain(d);
     const std::uint32_t begin = l.first_node(w.first);
     const std::uint32_t end = l.first_node(w.first + w.blocks - 1) + l.nodes_of(w.first + w.blocks - 1);
-    for (std::uint32_t i = begin; i < end; ++i) out.add(first + i, state.usable_gpus(first + i));
+    out.add_nodes(info.first_node + begin, end - begin, full_gpu_mask(info.gpus_per_node));
 }
 
 }  // namespace detail
@@ -477,7 +479,7 @@ private:
     // chosen before `out` grows, so `out` may hold earlier segments.
     template <class State>
     void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
-        const detail::block_layout l = layout(state.topo().domain(d));
+        const detail::block_layout l = use_indexes ? layouts_[d] : layout(state.topo().domain(d));
         const auto free = free_blocks_for(state, d, l, out);
         const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
         detail::take_window(state, d, l, w, out);
