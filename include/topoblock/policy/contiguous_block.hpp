@@ -330,8 +330,10 @@ public:
         }
         by_run_.clear();
         run_lengths_.clear();
+        run_slots_.assign(possible.size(), npos32);
         for (std::uint32_t r = 1; r < possible.size(); ++r)
             if (possible[r]) {
+                run_slots_[r] = static_cast<std::uint32_t>(run_lengths_.size());
                 run_lengths_.push_back(r);
                 by_run_.emplace_back(topo.domain_count(), topo.max_domain_nodes());
             }
@@ -422,15 +424,8 @@ public:
     }
 
 private:
-    std::size_t run_index(std::uint32_t run_gpus) const noexcept {
-        std::size_t lo = 0, hi = run_lengths_.size();
-        while (lo < hi) {
-            const std::size_t mid = (lo + hi) / 2;
-            if (run_lengths_[mid] < run_gpus) lo = mid + 1;
-            else hi = mid;
-        }
-        return lo;
-    }
+    // The index of by_run_ for a domain's longest run (a possible one).
+    std::size_t run_index(std::uint32_t run_gpus) const noexcept { return run_slots_[run_gpus]; }
 
     // GPUs `units` of the request need in domain `d`.
     template <class State>
@@ -586,6 +581,7 @@ private:
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending
+    std::vector<std::uint32_t> run_slots_;    // [GPUs]: their index in run_lengths_ (npos32: not a possible run)
     std::vector<bucket_index> by_run_;        // [i]: domains whose longest run is run_lengths_[i], by free sub-blocks
     detail::whole_domain_windows windows_;
 };
