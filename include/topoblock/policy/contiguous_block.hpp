@@ -31,6 +31,14 @@ struct block_layout {
     std::uint32_t full_blocks = 0;
     std::uint32_t tail_nodes = 0;
     std::uint32_t gpus_per_node = 0;
+    // Domains of up to 64 nodes with a full block, so that free_blocks_among
+    // divides nothing: bit first_node(b) of each full block b (a geometric
+    // series, (2^(full blocks' nodes) - 1) / (2^nodes_per_block - 1), as
+    // full_gpu_mask(n) is the n low bits), and a multiplier that maps such a
+    // bit's index i = b * nodes_per_block to b as (i * block_of_start) >> 16
+    // (exact: the multiplier's rounding adds less than 64 / 2^16 to b).
+    std::uint64_t full_block_starts = 0;
+    std::uint32_t block_of_start = 0;
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
     // them (at least one node).
@@ -41,6 +49,10 @@ struct block_layout {
             l.nodes_per_block = (block_gpus + info.gpus_per_node - 1) / info.gpus_per_node;
         l.full_blocks = info.node_count / l.nodes_per_block;
         l.tail_nodes = info.node_count % l.nodes_per_block;
+        if (info.node_count <= 64 && l.full_blocks != 0) {
+            l.full_block_starts = full_gpu_mask(l.full_blocks * l.nodes_per_block) / full_gpu_mask(l.nodes_per_block);
+            l.block_of_start = ((1U << 16) + l.nodes_per_block - 1) / l.nodes_per_block;
+        }
         return l;
     }
     std::uint32_t count() const noexcept { return full_blocks + (tail_nodes != 0 ? 1U : 0U); }
@@ -109,14 +121,9 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
             // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
             std::uint64_t runs = nodes;
             for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
-            // Bit b * nodes_per_block for each full block b: a geometric
-            // series, (2^(full blocks' nodes) - 1) / (2^nodes_per_block - 1)
-            // (full_gpu_mask(n) is the n low bits).
-            const std::uint64_t starts =
-                full_gpu_mask(l.full_blocks * l.nodes_per_block) / full_gpu_mask(l.nodes_per_block);
             // Few blocks are free on a busy cluster: a step per free one.
-            for (std::uint64_t free_starts = runs & starts; free_starts != 0; free_starts &= free_starts - 1)
-                blocks |= std::uint64_t{1} << (static_cast<std::uint32_t>(std::countr_zero(free_starts)) / l.nodes_per_block);
+            for (std::uint64_t free_starts = runs & l.full_block_starts; free_starts != 0; free_starts &= free_starts - 1)
+                blocks |= std::uint64_t{1} << ((static_cast<std::uint32_t>(std::countr_zero(free_starts)) * l.block_of_start) >> 16);
         }
         if (l.tail_nodes != 0 && free_nodes.all_set(l.first_node(l.full_blocks), l.tail_nodes))
             blocks |= std::uint64_t{1} << l.full_blocks;
