@@ -468,10 +468,13 @@ private:
     typename State::node_set free_blocks_for(const State& state, domain_id d, const detail::block_layout& l,
                                              const placement& taken) const {
         if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
+        // The kept sub-blocks are the state's, right for a job that holds
+        // nothing yet. Once it holds something (earlier segments, the whole
+        // domains of a multi-domain job) they are recounted without it; a
+        // touches_domain test instead cost single-domain jobs more than it
+        // saved (the inliner's choices shift).
+        if (taken.empty()) return kept<typename State::node_set>(free_block_words_, d);
         const domain_info& info = state.topo().domain(d);
-        // The kept sub-blocks are the state's: only what this job took
-        // already (earlier segments) can be missing from them.
-        if (!detail::touches_domain(taken, info)) return kept<typename State::node_set>(free_block_words_, d);
         typename State::node_set nodes = kept<typename State::node_set>(free_node_words_, d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
         return detail::free_blocks_among(nodes, l);
