@@ -290,11 +290,12 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   closes the rest of the domain.
 // Cost: at most 8 domains of a bucket, then a bucket lookup per possible
 // longest-run length (node requests on mixed node sizes and exclusive jobs:
-// a walk over a bucket's domains), plus O(blocks^2) in the chosen domain;
-// O(log domains) lookups for multi-domain jobs on a cluster of like domains,
-// O(domains) for segments and on mixed clusters. Keeping the summaries: a
-// word compare per change, O(blocks) when the domain's wholly free nodes
-// changed.
+// a walk over a bucket's domains), plus a few bit scans per free run of the
+// chosen domain; O(log domains) lookups for multi-domain jobs on a cluster
+// of like domains, O(domains) for segments and on mixed clusters. Keeping
+// the summaries: a word compare per change, a step per free sub-block and a
+// few bit scans per free run when the domain's wholly free nodes changed
+// (domains of up to 64 nodes; O(blocks) beyond).
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
