@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -26,6 +27,60 @@ allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpu
     REQUIRE(a);
     REQUIRE(a->policy().check(a->state()).empty());
     return std::move(*a);
+}
+
+// Domains and block sizes whose layouts have and lack a short last block,
+// one with it alone and one of nodes whose GPUs do not divide the block:
+// what the word-at-a-time helpers are checked on against the block-by-block
+// ones.
+const std::pair<domain_info, std::uint32_t> shapes[] = {
+    {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
+    {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8},
+};
+
+// Each layout of `shapes` with every set of free sub-blocks.
+template <class Blocks, class F>
+void for_every_free_set(F&& f) {
+    for (const auto& [info, block_gpus] : shapes) {
+        const auto l = detail::block_layout::of(info, block_gpus);
+        for (std::uint64_t bits = 0; bits < std::uint64_t{1} << l.count(); ++bits) {
+            Blocks free;
+            free.set_word(0, bits);
+            f(info, l, free);
+        }
+    }
+}
+
+// The first disagreement, as text: CHECK(... == "") names it.
+template <class Blocks>
+std::string summaries_disagree() {
+    std::string wrong;
+    for_every_free_set<Blocks>([&](const domain_info& info, const detail::block_layout& l, const Blocks& free) {
+        const auto runs = detail::summarize_free_runs(l, free);
+        const auto blocks = detail::summarize_blocks(l, free);
+        if (wrong.empty() && (runs.free_blocks != blocks.free_blocks || runs.longest_run_gpus != blocks.longest_run_gpus))
+            wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
+                    std::to_string(free.word(0));
+    });
+    return wrong;
+}
+
+// The first need and set of free sub-blocks for which best_window and
+// best_window_scan choose different windows, as text.
+template <class Blocks>
+std::string windows_disagree() {
+    std::string wrong;
+    for_every_free_set<Blocks>([&](const domain_info& info, const detail::block_layout& l, const Blocks& free) {
+        for (std::uint64_t need = 1; wrong.empty() && need <= info.gpu_count() + 1; ++need) {
+            const auto runs = detail::best_window(l, free, need);
+            const auto scan = detail::best_window_scan(l, free, need);
+            if (runs.first != scan.first || runs.blocks != scan.blocks || runs.gpus != scan.gpus ||
+                runs.run_gpus != scan.run_gpus)
+                wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
+                        std::to_string(free.word(0)) + ", need " + std::to_string(need);
+        }
+    });
+    return wrong;
 }
 
 }  // namespace
@@ -44,6 +99,36 @@ TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
     const domain_info hgx{"hgx01", 0, 1, 8};
     CHECK(detail::block_layout::of(hgx, 8).count() == 1);
     CHECK(detail::block_layout::of(hgx, 16).tail_nodes == 1);  // a server is its own short block
+}
+
+TEST_CASE("contiguous-block: free runs are summarized as block by block") {
+    CHECK(summaries_disagree<fixed_bitset<64>>() == "");
+    CHECK(summaries_disagree<fixed_bitset<128>>() == "");  // the walk of several words
+}
+
+TEST_CASE("contiguous-block: the window chosen a run at a time is the scan's") {
+    CHECK(windows_disagree<fixed_bitset<64>>() == "");
+    CHECK(windows_disagree<fixed_bitset<128>>() == "");
+}
+
+// One word of wholly free nodes is turned into free sub-blocks with word
+// operations; several words go block by block: both must agree on every set
+// of free nodes of the layouts above (up to 18 nodes).
+TEST_CASE("contiguous-block: free sub-blocks from a word of free nodes are those found block by block") {
+    std::string wrong;
+    for (const auto& [info, block_gpus] : shapes) {
+        const auto l = detail::block_layout::of(info, block_gpus);
+        for (std::uint64_t bits = 0; wrong.empty() && bits < std::uint64_t{1} << info.node_count; ++bits) {
+            fixed_bitset<64> one_word;
+            fixed_bitset<128> two_words;
+            one_word.set_word(0, bits);
+            two_words.set_word(0, bits);
+            if (detail::free_blocks_among(one_word, l).word(0) != detail::free_blocks_among(two_words, l).word(0))
+                wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free nodes " +
+                        std::to_string(bits);
+        }
+    }
+    CHECK(wrong == "");
 }
 
 TEST_CASE("contiguous-block: a 4-GPU job holds a whole 8-GPU sub-block") {
@@ -169,6 +254,24 @@ TEST_CASE("contiguous-block: fragmented when GPUs are free but no sub-block is")
     CHECK(external_fragmentation(a, request::gpus(1)) == doctest::Approx(1.0));
     CHECK(largest_placeable(a) == 0);
     CHECK(a.policy().check(a.state()).empty());
+}
+
+// The summary is kept from the free sub-blocks, not the free trays: a tray
+// that goes down and up beside a busy one of its sub-block changes the
+// wholly free trays but no free sub-block.
+TEST_CASE("contiguous-block: a tray changing beside a busy one of its sub-block moves no sub-block") {
+    auto a = racks("nvl72:1");
+    const piece p{1, 0x1};  // gb02, GPU 0: the sub-block gb01 gb02 is busy
+    const auto held = a.hold(std::span<const piece>(&p, 1));
+    REQUIRE(held);
+    REQUIRE(a.down(0));
+    CHECK(a.policy().check(a.state()).empty());
+    REQUIRE(a.up(0));
+    CHECK(a.policy().check(a.state()).empty());
+    CHECK(place(a, request::gpus(8)) == "gb03 gb04");
+    REQUIRE(a.release(*held));
+    CHECK(a.policy().check(a.state()).empty());
+    CHECK(place(a, request::gpus(8)) == "gb01 gb02");
 }
 
 TEST_CASE("contiguous-block: segments are runs in one domain each") {

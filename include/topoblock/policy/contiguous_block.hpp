@@ -12,6 +12,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,6 +31,14 @@ struct block_layout {
     std::uint32_t full_blocks = 0;
     std::uint32_t tail_nodes = 0;
     std::uint32_t gpus_per_node = 0;
+    // Domains of up to 64 nodes with a full block, so that free_blocks_among
+    // divides nothing: bit first_node(b) of each full block b (a geometric
+    // series, (2^(full blocks' nodes) - 1) / (2^nodes_per_block - 1), as
+    // full_gpu_mask(n) is the n low bits), and a multiplier that maps such a
+    // bit's index i = b * nodes_per_block to b as (i * block_of_start) >> 16
+    // (exact: the multiplier's rounding adds less than 64 / 2^16 to b).
+    std::uint64_t full_block_starts = 0;
+    std::uint32_t block_of_start = 0;
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
     // them (at least one node).
@@ -40,6 +49,10 @@ struct block_layout {
             l.nodes_per_block = (block_gpus + info.gpus_per_node - 1) / info.gpus_per_node;
         l.full_blocks = info.node_count / l.nodes_per_block;
         l.tail_nodes = info.node_count % l.nodes_per_block;
+        if (info.node_count <= 64 && l.full_blocks != 0) {
+            l.full_block_starts = full_gpu_mask(l.full_blocks * l.nodes_per_block) / full_gpu_mask(l.nodes_per_block);
+            l.block_of_start = ((1U << 16) + l.nodes_per_block - 1) / l.nodes_per_block;
+        }
         return l;
     }
     std::uint32_t count() const noexcept { return full_blocks + (tail_nodes != 0 ? 1U : 0U); }
@@ -94,7 +107,6 @@ template <class NodeSet>
 NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
     NodeSet free;
     if constexpr (NodeSet::word_count == 1) {
-        // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
         const std::uint64_t nodes = free_nodes.word(0);
         // A domain taken or given back whole (multi-domain jobs) needs no
         // block-by-block pass.
@@ -104,10 +116,15 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
             free.set_range(0, l.count());
             return free;
         }
-        std::uint64_t runs = nodes;
-        for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
         std::uint64_t blocks = 0;
-        for (std::uint32_t b = 0; b < l.full_blocks; ++b) blocks |= ((runs >> l.first_node(b)) & 1U) << b;
+        if (l.full_blocks != 0) {  // then a block's shifts stay below 64
+            // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
+            std::uint64_t runs = nodes;
+            for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
+            // Few blocks are free on a busy cluster: a step per free one.
+            for (std::uint64_t free_starts = runs & l.full_block_starts; free_starts != 0; free_starts &= free_starts - 1)
+                blocks |= std::uint64_t{1} << ((static_cast<std::uint32_t>(std::countr_zero(free_starts)) * l.block_of_start) >> 16);
+        }
         if (l.tail_nodes != 0 && free_nodes.all_set(l.first_node(l.full_blocks), l.tail_nodes))
             blocks |= std::uint64_t{1} << l.full_blocks;
         free.set_word(0, blocks);
@@ -118,21 +135,42 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
     return free;
 }
 
+// Calls f(first, end) for each run [first, end) of consecutive free
+// sub-blocks, lowest first (free bits lie below the layout's count()). A
+// domain's blocks fit one word on every cluster of up to 64 nodes a domain:
+// there a run costs two bit scans, not two bitset searches, as this runs on
+// every change and every placement.
+template <class Blocks, class F>
+void for_each_free_run(const Blocks& free, F&& f) {
+    if constexpr (Blocks::word_count == 1) {
+        std::uint64_t rest = free.word(0);
+        while (rest != 0) {
+            const auto first = static_cast<std::uint32_t>(std::countr_zero(rest));
+            const auto blocks = static_cast<std::uint32_t>(std::countr_one(rest >> first));
+            f(first, first + blocks);
+            rest &= rest + (rest & (~rest + 1));  // the carry clears the lowest run
+        }
+    } else {
+        for (std::size_t a = free.find_first(); a < Blocks::capacity;) {
+            const std::size_t e = free.find_next_clear(a);
+            f(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(e));
+            a = free.find_next(e);
+        }
+    }
+}
+
 // summarize_blocks, a run at a time: the same summary for the cost of a few
-// word scans per free run.
+// bit scans per free run.
 template <class Blocks>
 block_summary summarize_free_runs(const block_layout& l, const Blocks& free) noexcept {
     block_summary s;
     const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
-    for (std::size_t a = free.find_first(); a < l.count();) {
-        const std::size_t e = free.find_next_clear(a);  // free bits lie below count()
-        const auto blocks = static_cast<std::uint32_t>(e - a);
-        std::uint32_t gpus = blocks * block_gpus;
+    for_each_free_run(free, [&](std::uint32_t a, std::uint32_t e) {
+        std::uint32_t gpus = (e - a) * block_gpus;
         if (e == l.count() && l.tail_nodes != 0) gpus -= (l.nodes_per_block - l.tail_nodes) * l.gpus_per_node;
-        s.free_blocks += blocks;
+        s.free_blocks += e - a;
         if (gpus > s.longest_run_gpus) s.longest_run_gpus = gpus;
-        a = free.find_next(e);
-    }
+    });
     return s;
 }
 
@@ -154,9 +192,10 @@ block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexce
 
 // The run of free sub-blocks that holds `need` GPUs with the fewest GPUs (so
 // a short remainder block beats a full one), then inside the tightest free
-// run, then the lowest start. O(blocks x blocks in the window).
+// run, then the lowest start. O(blocks x blocks in the window): the naive
+// reference for best_window.
 template <class Blocks>
-block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
+block_window best_window_scan(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
     block_window best;
     for (std::uint32_t a = 0; a < l.count();) {
         if (!free.test(a)) {
@@ -177,13 +216,46 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
     return best;
 }
 
-// Adds the window's nodes, whole, to the placement.
+// best_window_scan's choice, a free run at a time. Every block but the short
+// last one holds the same GPUs, so a run's fewest-GPU window is known
+// without trying each start: the `full` blocks needed from the run's start,
+// unless the run ends at the short block and fewer full blocks before it
+// hold the job with it (that window holds fewer GPUs than `full` blocks, and
+// starts later). Need 0 and GPU-less nodes are left to the scan.
+template <class Blocks>
+block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
+    const std::uint64_t block_gpus = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
+    if (need == 0 || block_gpus == 0) return best_window_scan(l, free, need);
+    const std::uint64_t tail_gpus = std::uint64_t{l.tail_nodes} * l.gpus_per_node;
+    const std::uint64_t full = (need + block_gpus - 1) / block_gpus;
+    const std::uint64_t before_tail = need <= tail_gpus ? 0 : (need - tail_gpus + block_gpus - 1) / block_gpus;
+    block_window best;
+    for_each_free_run(free, [&](std::uint32_t a, std::uint32_t e) {
+        const bool ends_short = e == l.count() && l.tail_nodes != 0;
+        const std::uint32_t full_blocks = e - a - (ends_short ? 1U : 0U);
+        const auto run_gpus = static_cast<std::uint32_t>(full_blocks * block_gpus + (ends_short ? tail_gpus : 0));
+        block_window w;
+        if (ends_short && before_tail < full && before_tail <= full_blocks) {
+            const auto blocks = static_cast<std::uint32_t>(before_tail + 1);
+            w = {e - blocks, blocks, static_cast<std::uint32_t>(before_tail * block_gpus + tail_gpus), run_gpus};
+        } else if (full <= full_blocks) {
+            w = {a, static_cast<std::uint32_t>(full), static_cast<std::uint32_t>(full * block_gpus), run_gpus};
+        }
+        if (w.blocks != 0 && (best.blocks == 0 || w.gpus < best.gpus || (w.gpus == best.gpus && w.run_gpus < best.run_gpus)))
+            best = w;
+    });
+    return best;
+}
+
+// Adds the window's nodes, whole, to the placement. Free sub-blocks hold
+// wholly free nodes only, so the window is one run of nodes with every GPU
+// usable.
 template <class State>
 void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
-    const node_id first = state.topo().domain(d).first_node;
+    const domain_info& info = state.topo().domain(d);
     const std::uint32_t begin = l.first_node(w.first);
     const std::uint32_t end = l.first_node(w.first + w.blocks - 1) + l.nodes_of(w.first + w.blocks - 1);
-    for (std::uint32_t i = begin; i < end; ++i) out.add(first + i, state.usable_gpus(first + i));
+    out.add_nodes(info.first_node + begin, end - begin, full_gpu_mask(info.gpus_per_node));
 }
 
 }  // namespace detail
@@ -218,11 +290,12 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   closes the rest of the domain.
 // Cost: at most 8 domains of a bucket, then a bucket lookup per possible
 // longest-run length (node requests on mixed node sizes and exclusive jobs:
-// a walk over a bucket's domains), plus O(blocks^2) in the chosen domain;
-// O(log domains) lookups for multi-domain jobs on a cluster of like domains,
-// O(domains) for segments and on mixed clusters. Keeping the summaries: a
-// word compare per change, O(blocks) when the domain's wholly free nodes
-// changed.
+// a walk over a bucket's domains), plus a few bit scans per free run of the
+// chosen domain; O(log domains) lookups for multi-domain jobs on a cluster
+// of like domains, O(domains) for segments and on mixed clusters. Keeping
+// the summaries: a word compare per change, a step per free sub-block and a
+// few bit scans per free run when the domain's wholly free nodes changed
+// (domains of up to 64 nodes; O(blocks) beyond).
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
@@ -245,6 +318,7 @@ public:
         summaries_.assign(topo.domain_count(), {});
         words_per_domain_ = State::node_set::word_count;
         free_node_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
+        free_block_words_.assign(free_node_words_.size(), 0);
         by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
@@ -264,8 +338,10 @@ public:
         }
         by_run_.clear();
         run_lengths_.clear();
+        run_slots_.assign(possible.size(), npos32);
         for (std::uint32_t r = 1; r < possible.size(); ++r)
             if (possible[r]) {
+                run_slots_[r] = static_cast<std::uint32_t>(run_lengths_.size());
                 run_lengths_.push_back(r);
                 by_run_.emplace_back(topo.domain_count(), topo.max_domain_nodes());
             }
@@ -273,23 +349,20 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // The domain's summary depends only on its wholly free nodes: most
-    // changes (a GPU taken on a partly used node) leave them as they were,
-    // and then the summary and the bucket stand.
+    // The domain's summary depends only on its free sub-blocks, and they
+    // only on its wholly free nodes: most changes (a GPU taken on a partly
+    // used node, a node freed beside a busy one of its sub-block) leave them
+    // as they were, and then the summary and the buckets stand.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
         windows_.on_domain_change(state, d);
         const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
-        std::uint64_t* kept = &free_node_words_[std::size_t{d} * words_per_domain_];
-        bool same = true;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) {
-            same = same && kept[w] == nodes.word(w);
-            kept[w] = nodes.word(w);
-        }
-        if (same) return;
+        if (!keep(free_node_words_, d, nodes)) return;
+        const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
+        if (!keep(free_block_words_, d, blocks)) return;
         const detail::block_summary before = summaries_[d];
-        summaries_[d] = detail::summarize_free_runs(layouts_[d], detail::free_blocks_among(nodes, layouts_[d]));
+        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
         const detail::block_summary& now = summaries_[d];
         if (now.free_blocks == 0) by_free_blocks_.remove(d);
         else by_free_blocks_.assign(d, now.free_blocks);
@@ -340,7 +413,10 @@ public:
                 const node_id n = info.first_node + i;
                 nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
             }
-            if (!(kept_free_nodes<State>(d) == nodes)) return "contiguous-block: stale wholly free nodes" + where;
+            if (!(kept<typename State::node_set>(free_node_words_, d) == nodes))
+                return "contiguous-block: stale wholly free nodes" + where;
+            if (!(kept<typename State::node_set>(free_block_words_, d) == free))
+                return "contiguous-block: stale free sub-blocks" + where;
             if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
@@ -356,15 +432,8 @@ public:
     }
 
 private:
-    std::size_t run_index(std::uint32_t run_gpus) const noexcept {
-        std::size_t lo = 0, hi = run_lengths_.size();
-        while (lo < hi) {
-            const std::size_t mid = (lo + hi) / 2;
-            if (run_lengths_[mid] < run_gpus) lo = mid + 1;
-            else hi = mid;
-        }
-        return lo;
-    }
+    // The index of by_run_ for a domain's longest run (a possible one).
+    std::size_t run_index(std::uint32_t run_gpus) const noexcept { return run_slots_[run_gpus]; }
 
     // GPUs `units` of the request need in domain `d`.
     template <class State>
@@ -372,13 +441,26 @@ private:
         return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
     }
 
-    // The wholly free nodes of domain `d` (none when closed) as
-    // on_domain_change last saw them.
-    template <class State>
-    typename State::node_set kept_free_nodes(domain_id d) const noexcept {
-        typename State::node_set nodes;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) nodes.set_word(w, free_node_words_[d * words_per_domain_ + w]);
-        return nodes;
+    // Domain `d`'s entry in `words` (free_node_words_ or free_block_words_)
+    // as on_domain_change last kept it.
+    template <class Set>
+    Set kept(const std::vector<std::uint64_t>& words, domain_id d) const noexcept {
+        Set set;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) set.set_word(w, words[d * words_per_domain_ + w]);
+        return set;
+    }
+
+    // Stores `set` as domain `d`'s entry in `words`; false when it was
+    // there already.
+    template <class Set>
+    bool keep(std::vector<std::uint64_t>& words, domain_id d, const Set& set) noexcept {
+        std::uint64_t* entry = &words[std::size_t{d} * words_per_domain_];
+        bool changed = false;
+        for (std::size_t w = 0; w < words_per_domain_; ++w) {
+            changed = changed || entry[w] != set.word(w);
+            entry[w] = set.word(w);
+        }
+        return changed;
     }
 
     // The free sub-blocks of `d` less the nodes earlier segments of the job
@@ -387,8 +469,14 @@ private:
     typename State::node_set free_blocks_for(const State& state, domain_id d, const detail::block_layout& l,
                                              const placement& taken) const {
         if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
+        // The kept sub-blocks are the state's, right for a job that holds
+        // nothing yet. Once it holds something (earlier segments, the whole
+        // domains of a multi-domain job) they are recounted without it; a
+        // touches_domain test instead cost single-domain jobs more than it
+        // saved (the inliner's choices shift).
+        if (taken.empty()) return kept<typename State::node_set>(free_block_words_, d);
         const domain_info& info = state.topo().domain(d);
-        typename State::node_set nodes = kept_free_nodes<State>(d);
+        typename State::node_set nodes = kept<typename State::node_set>(free_node_words_, d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
         return detail::free_blocks_among(nodes, l);
     }
@@ -397,8 +485,9 @@ private:
     // chosen before `out` grows, so `out` may hold earlier segments.
     template <class State>
     void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
-        const detail::block_layout l = layout(state.topo().domain(d));
-        const auto w = detail::best_window(l, free_blocks_for(state, d, l, out), need);
+        const detail::block_layout l = use_indexes ? layouts_[d] : layout(state.topo().domain(d));
+        const auto free = free_blocks_for(state, d, l, out);
+        const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
         detail::take_window(state, d, l, w, out);
     }
 
@@ -498,10 +587,12 @@ private:
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
     std::size_t words_per_domain_ = 0;
-    std::vector<std::uint64_t> free_node_words_;  // per domain: its wholly free nodes (none when closed), as node-set words
+    std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
+    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
     std::vector<detail::block_summary> summaries_;
     bucket_index by_free_blocks_;
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending
+    std::vector<std::uint32_t> run_slots_;    // [GPUs]: their index in run_lengths_ (npos32: not a possible run)
     std::vector<bucket_index> by_run_;        // [i]: domains whose longest run is run_lengths_[i], by free sub-blocks
     detail::whole_domain_windows windows_;
 };
