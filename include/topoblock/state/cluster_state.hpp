@@ -565,23 +565,32 @@ private:
     bool for_each_stretch(std::span<const piece_run> runs, F&& f) const {
         for (const piece_run& r : runs)
             for (node_id n = r.first; n < r.first + r.nodes;) {
-                const std::uint32_t count =
-                    r.nodes == 1 ? 1 : std::max<std::uint32_t>(1, whole_up_nodes_at(n, r.first + r.nodes - n, r.gpus));
+                const std::uint32_t count = std::max<std::uint32_t>(1, whole_up_nodes_at(n, r.first + r.nodes - n, r.gpus));
                 if (!f(n, count, r.gpus)) return false;
                 n += count;
             }
         return true;
     }
+    // How many of the `count` nodes from `first` are whole (every GPU in
+    // `gpus`), up and in first's domain, in a row; 0 below two, which the
+    // callers take one node at a time (a job's single node, most often).
     std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
+        if (count < 2) return 0;
         const node_place& info = topo_.place(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
-        const domain_info& domain = topo_.domain(info.domain);
-        const node_id end = std::min<node_id>(first + count, domain.end_node());
-        if (end - first == domain.node_count && domains_[info.domain].up_nodes == domain.node_count) return end - first;
-        if (all_up(first, end - first)) return end - first;
+        const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
+        if (stretch_up(info.domain, first, end - first)) return end - first;
         node_id n = first;
         while (n < end && health_[n] == node_health::up) ++n;
         return n - first;
+    }
+    // Nodes [first, first + count) of domain d are all up. A whole domain is
+    // told by its counter (multi-domain jobs take wholly free racks); the
+    // domain's counters are read first, so a stretch short of the domain
+    // never reads its description.
+    bool stretch_up(domain_id d, node_id first, std::uint32_t count) const noexcept {
+        if (domains_[d].up_nodes == count && topo_.domain(d).node_count == count) return true;
+        return all_up(first, count);
     }
     // Health is a byte per node and `up` is 0: eight nodes per load, and the
     // rest in two loads that may overlap what was read (no loop per byte).
@@ -607,7 +616,7 @@ private:
     // read without stopping early: no branch per node.
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
         const domain_id d = topo_.place(first).domain;
-        if (count == topo_.domain(d).node_count && domains_[d].free_nodes == count) return true;
+        if (domains_[d].free_nodes == count && topo_.domain(d).node_count == count) return true;
         const gpu_mask full = node_full_mask(first);
         gpu_mask missing = 0;
         for (node_id n = first; n < first + count; ++n) missing |= node_free_[n] ^ full;

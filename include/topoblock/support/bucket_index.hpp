@@ -127,9 +127,10 @@ private:
     // read into locals first: they are 64-bit like the words stored, so the
     // compiler would otherwise reload them after every store.
     const std::uint64_t* block(std::uint32_t key) const noexcept { return blocks_.data() + std::size_t{key} * stride_; }
+    std::uint64_t* block(std::uint32_t key) noexcept { return blocks_.data() + std::size_t{key} * stride_; }
     void put_in(std::uint32_t item, std::uint32_t key) noexcept {
         const std::size_t summaries = summaries_per_key_;
-        std::uint64_t* b = blocks_.data() + std::size_t{key} * stride_;
+        std::uint64_t* b = block(key);
         const std::size_t w = item / 64;
         b[summaries + w] |= std::uint64_t{1} << (item % 64);
         b[w / 64] |= std::uint64_t{1} << (w % 64);
@@ -137,7 +138,7 @@ private:
     }
     void take_out(std::uint32_t item, std::uint32_t key) noexcept {
         const std::size_t summaries = summaries_per_key_;
-        std::uint64_t* b = blocks_.data() + std::size_t{key} * stride_;
+        std::uint64_t* b = block(key);
         const std::size_t w = item / 64;
         if ((b[summaries + w] &= ~(std::uint64_t{1} << (item % 64))) == 0) b[w / 64] &= ~(std::uint64_t{1} << (w % 64));
         if (--counts_[key] == 0) nonempty_[key / 64] &= ~(std::uint64_t{1} << (key % 64));
