@@ -108,8 +108,6 @@ public:
     bool empty() const noexcept { return size_ == 0; }
     // Pieces (nodes), not runs.
     std::size_t size() const noexcept { return size_; }
-    // GPUs already taken on `node` by this placement (policies that place
-    // several parts in turn use it to avoid taking a GPU twice).
     // Calls f(node, gpus) for each piece on a node of [begin, end), run by
     // run: what a policy placing several parts in turn already took in one
     // domain.
@@ -118,6 +116,8 @@ public:
         for (const piece_run& r : runs_)
             for (node_id n = std::max(r.first, begin); n < std::min(r.first + r.nodes, end); ++n) f(n, r.gpus);
     }
+    // GPUs already taken on `node` by this placement (policies that place
+    // several parts in turn use it to avoid taking a GPU twice).
     gpu_mask taken_on(node_id node) const noexcept {
         gpu_mask taken = 0;
         for (const auto& r : runs_)
