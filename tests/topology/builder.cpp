@@ -1,13 +1,32 @@
 #include <topoblock/topology/builder.hpp>
+#include <topoblock/topology/presets.hpp>
 
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 using namespace topoblock;
 
 namespace {
 bool mentions(const error& e, const std::string& text) { return e.message.find(text) != std::string::npos; }
+
+// place(n), stored or computed, says what node(n) says for every node.
+void check_places(const topology& t) {
+    for (node_id n = 0; n < t.node_count(); ++n) {
+        CAPTURE(n);
+        CHECK(t.place(n).domain == t.node(n).domain);
+        CHECK(t.place(n).index_in_domain == t.node(n).index_in_domain);
+        CHECK(t.place(n).gpus == t.node(n).gpus);
+        CHECK(t.place(n).first_gpu == t.node(n).first_gpu);
+    }
+}
+
+topology built(topology_builder& b) {
+    auto t = b.build();
+    REQUIRE(t);
+    return std::move(*t);
+}
 }  // namespace
 
 TEST_CASE("a built topology numbers nodes and GPUs in domain order") {
@@ -28,12 +47,46 @@ TEST_CASE("a built topology numbers nodes and GPUs in domain order") {
     CHECK(t->find_node("h1") == 2U);
     CHECK_FALSE(t->find_node("nope"));
     CHECK(t->find_domain("hgx") == 2U);
-    for (node_id n = 0; n < t->node_count(); ++n) {
-        CAPTURE(n);
-        CHECK(t->place(n).domain == t->node(n).domain);
-        CHECK(t->place(n).index_in_domain == t->node(n).index_in_domain);
-        CHECK(t->place(n).gpus == t->node(n).gpus);
-        CHECK(t->place(n).first_gpu == t->node(n).first_gpu);
+    check_places(*t);
+}
+
+// Clusters of like domains compute places from the node id; every other
+// shape reads them from a table. Both must agree with the nodes.
+TEST_CASE("a node's place is right whether computed or stored") {
+    SUBCASE("like domains") {
+        topology_builder b;
+        b.add_domain("r1", 4, {"a1", "a2", "a3"}).add_domain("r2", 4, {"b1", "b2", "b3"}).add_domain("r3", 4, {"c1", "c2", "c3"});
+        check_places(built(b));
+    }
+    SUBCASE("a short last domain") {
+        topology_builder b;
+        b.add_domain("r1", 4, {"a1", "a2", "a3"}).add_domain("r2", 4, {"b1", "b2"});
+        check_places(built(b));
+    }
+    SUBCASE("a short first domain") {
+        topology_builder b;
+        b.add_domain("r1", 4, {"a1"}).add_domain("r2", 4, {"b1", "b2"}).add_domain("r3", 4, {"c1", "c2"});
+        check_places(built(b));
+    }
+    SUBCASE("an empty domain between like ones") {
+        topology_builder b;
+        b.add_domain("r1", 4, {"a1", "a2"}).add_domain("gap", 4, {}).add_domain("r3", 4, {"c1", "c2"});
+        check_places(built(b));
+    }
+    SUBCASE("like node counts, different GPUs") {
+        topology_builder b;
+        b.add_domain("r1", 4, {"a1", "a2"}).add_domain("r2", 8, {"b1", "b2"});
+        check_places(built(b));
+    }
+    SUBCASE("presets") {
+        check_places(gb200_nvl72(5, 2));
+        check_places(nvl36x2(3));
+        check_places(hgx8(4));
+    }
+    SUBCASE("one node per domain") {
+        topology_builder b;
+        b.add_domain("h1", 8, {"a1"}).add_domain("h2", 8, {"b1"}).add_domain("h3", 8, {"c1"});
+        check_places(built(b));
     }
 }
 

@@ -206,7 +206,7 @@ public:
             for (node_id n = r.first; n < r.first + r.nodes;) {
                 // A domain's nodes have the same GPUs: the first node's place
                 // answers for the stretch (a job's single node, most often).
-                const node_place& place = topo_.place(n);
+                const node_place place = topo_.place(n);
                 const domain_id d = place.domain;
                 const node_id end = r.nodes == 1 ? n + 1 : std::min<node_id>(r.first + r.nodes, topo_.domain(d).end_node());
                 if ((r.gpus & ~full_gpu_mask(place.gpus)) != 0) return unexpected(bad);
@@ -293,7 +293,7 @@ public:
         if (n >= topo_.node_count()) return unexpected(errc::node_out_of_range);
         const node_health from = health_[n];
         if (from == to) return {};
-        const node_place& place = topo_.place(n);
+        const node_place place = topo_.place(n);
         const domain_id d = place.domain;
         if (hit != nullptr && to == node_health::down && node_free_[n] != node_full_mask(n))
             hit->reserve(hit->size() + place.gpus);
@@ -468,7 +468,7 @@ private:
     // Adds (sign +1) or removes (-1) an up node's share of the counters.
     void count_up_node(node_id n, node_health h, int sign) {
         if (h != node_health::up) return;
-        const node_place& place = topo_.place(n);
+        const node_place place = topo_.place(n);
         auto& c = domains_[place.domain];
         const std::uint32_t gpus = place.gpus;
         const auto free = count_bits(node_free_[n]);
@@ -498,7 +498,7 @@ private:
     // stops or starts being wholly free or fully held, so only those cases
     // write them. The domain is open here (commit checked it).
     void take(const piece& p, std::uint32_t slot) {
-        const node_place& info = topo_.place(p.node);
+        const node_place info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before & ~p.gpus;
         node_free_[p.node] = after;
@@ -528,7 +528,7 @@ private:
     // As take, in reverse; a domain closed by an exclusive job has no node
     // in the node sets, and refresh_domain fills them when it opens.
     void give_back(const piece& p) {
-        const node_place& info = topo_.place(p.node);
+        const node_place info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before | p.gpus;
         node_free_[p.node] = after;
@@ -576,7 +576,7 @@ private:
     // callers take one node at a time (a job's single node, most often).
     std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
         if (count < 2) return 0;
-        const node_place& info = topo_.place(first);
+        const node_place info = topo_.place(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
         const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
         if (stretch_up(info.domain, first, end - first)) return end - first;
@@ -625,7 +625,7 @@ private:
 
     // take() for `count` wholly unheld, up nodes of one open domain.
     void take_whole_nodes(node_id first, std::uint32_t count, std::uint32_t slot) {
-        const node_place& info = topo_.place(first);
+        const node_place info = topo_.place(first);
         const std::uint32_t gpus = count * info.gpus;
         for (node_id n = first; n < first + count; ++n) node_free_[n] = 0;
         std::fill_n(owner_.begin() + info.first_gpu, gpus, slot);
@@ -644,7 +644,7 @@ private:
 
     // give_back() for `count` wholly held, up nodes of one domain.
     void give_back_whole_nodes(node_id first, std::uint32_t count) {
-        const node_place& info = topo_.place(first);
+        const node_place info = topo_.place(first);
         const std::uint32_t gpus = count * info.gpus;
         const gpu_mask full = full_gpu_mask(info.gpus);
         for (node_id n = first; n < first + count; ++n) node_free_[n] = full;
@@ -729,7 +729,7 @@ private:
     }
 
     void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
-        const node_place& info = topo_.place(n);
+        const node_place info = topo_.place(n);
         std::uint32_t last = npos32;
         for (std::uint32_t g = 0; g < info.gpus; ++g) {
             const std::uint32_t s = owner_[info.first_gpu + g];

@@ -32,6 +32,7 @@ struct node_place {
     std::uint32_t index_in_domain = 0;
     std::uint32_t gpus = 0;
     std::uint32_t first_gpu = 0;
+    friend constexpr bool operator==(const node_place&, const node_place&) = default;
 };
 
 // A set of nodes joined by NVLink. Its nodes have consecutive ids and the same
@@ -67,8 +68,17 @@ public:
     const std::vector<group_level>& levels() const noexcept { return levels_; }
 
     const node_info& node(node_id n) const { return nodes_[n]; }
-    // The same fields as node(n), packed: for hot paths.
-    const node_place& place(node_id n) const noexcept { return places_[n]; }
+    // The same fields as node(n), packed: for hot paths. On a cluster of like
+    // domains (the same number of nodes, all with the same GPUs) they are
+    // computed from n, so a change to a far node starts its other loads at
+    // once instead of after a load of its place.
+    node_place place(node_id n) const noexcept {
+        if (uniform_domain_nodes_ != 0) {
+            const std::uint32_t d = n / uniform_domain_nodes_;
+            return {d, n - d * uniform_domain_nodes_, uniform_gpus_per_node_, n * uniform_gpus_per_node_};
+        }
+        return places_[n];
+    }
     const domain_info& domain(domain_id d) const { return domains_[d]; }
     std::uint32_t node_count() const noexcept { return static_cast<std::uint32_t>(nodes_.size()); }
     std::uint32_t domain_count() const noexcept { return static_cast<std::uint32_t>(domains_.size()); }
@@ -113,10 +123,15 @@ private:
             if (d.gpu_count() > max_domain_gpus_) max_domain_gpus_ = d.gpu_count();
             if (d.node_count > max_domain_nodes_) max_domain_nodes_ = d.node_count;
         }
+        // Computed places are used only when they agree with every stored one.
+        uniform_domain_nodes_ = uniform_gpus_per_node_ != 0 ? max_domain_nodes_ : 0;
+        for (node_id n = 0; n < nodes_.size() && uniform_domain_nodes_ != 0; ++n)
+            if (!(place(n) == places_[n])) uniform_domain_nodes_ = 0;
+        if (uniform_domain_nodes_ != 0) places_ = {};
     }
 
     std::vector<node_info> nodes_;
-    std::vector<node_place> places_;  // [node], kept in step with nodes_ by index()
+    std::vector<node_place> places_;  // [node], kept in step with nodes_ by index(); empty when computed
     std::vector<domain_info> domains_;
     std::vector<group_level> levels_;
     std::unordered_map<std::string, node_id> node_by_name_;
@@ -125,6 +140,7 @@ private:
     std::uint32_t max_domain_nodes_ = 0;
     std::uint32_t max_gpus_per_node_ = 0;
     std::uint32_t uniform_gpus_per_node_ = 0;
+    std::uint32_t uniform_domain_nodes_ = 0;  // nodes of every domain when all are alike, else 0
 };
 
 }  // namespace topoblock
