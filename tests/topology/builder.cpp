@@ -11,7 +11,8 @@ using namespace topoblock;
 namespace {
 bool mentions(const error& e, const std::string& text) { return e.message.find(text) != std::string::npos; }
 
-// place(n), stored or computed, says what node(n) says for every node.
+// place(n) and shape(d), stored or computed, say what node(n) and domain(d)
+// say for every node and domain.
 void check_places(const topology& t) {
     for (node_id n = 0; n < t.node_count(); ++n) {
         CAPTURE(n);
@@ -19,6 +20,12 @@ void check_places(const topology& t) {
         CHECK(t.place(n).index_in_domain == t.node(n).index_in_domain);
         CHECK(t.place(n).gpus == t.node(n).gpus);
         CHECK(t.place(n).first_gpu == t.node(n).first_gpu);
+    }
+    for (domain_id d = 0; d < t.domain_count(); ++d) {
+        CAPTURE(d);
+        CHECK(t.shape(d).first_node == t.domain(d).first_node);
+        CHECK(t.shape(d).node_count == t.domain(d).node_count);
+        CHECK(t.shape(d).gpus_per_node == t.domain(d).gpus_per_node);
     }
 }
 
@@ -52,7 +59,7 @@ TEST_CASE("a built topology numbers nodes and GPUs in domain order") {
 
 // Clusters of like domains compute places from the node id; every other
 // shape reads them from a table. Both must agree with the nodes.
-TEST_CASE("a node's place is right whether computed or stored") {
+TEST_CASE("a node's place and a domain's shape are right whether computed or stored") {
     SUBCASE("like domains") {
         topology_builder b;
         b.add_domain("r1", 4, {"a1", "a2", "a3"}).add_domain("r2", 4, {"b1", "b2", "b3"}).add_domain("r3", 4, {"c1", "c2", "c3"});
@@ -71,6 +78,11 @@ TEST_CASE("a node's place is right whether computed or stored") {
     SUBCASE("an empty domain between like ones") {
         topology_builder b;
         b.add_domain("r1", 4, {"a1", "a2"}).add_domain("gap", 4, {}).add_domain("r3", 4, {"c1", "c2"});
+        check_places(built(b));
+    }
+    SUBCASE("an empty domain after like ones") {
+        topology_builder b;
+        b.add_domain("r1", 4, {"a1", "a2"}).add_domain("r2", 4, {"b1", "b2"}).add_domain("spare", 4, {});
         check_places(built(b));
     }
     SUBCASE("like node counts, different GPUs") {

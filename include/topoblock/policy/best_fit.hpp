@@ -106,7 +106,7 @@ private:
     template <class State>
     static bool take_in_fresh_domain(const State& state, const request& req, domain_id d, std::uint32_t size,
                                      placement& out) {
-        const domain_info& info = state.topo().domain(d);
+        const domain_shape info = state.topo().shape(d);
         const std::uint32_t g = info.gpus_per_node;
         std::uint32_t nodes = 0;
         node_id partial = npos32;  // the tightest partly free node, for the GPUs beyond whole nodes
@@ -302,9 +302,9 @@ private:
             if (best == npos32 || !take_in(state, units, best, part, out, already == ~std::uint64_t{0}))
                 return units.shortfall(req.count);
             const std::uint64_t took = req.what == unit::gpus && req.whole_nodes
-                                           ? (part + state.topo().domain(best).gpus_per_node - 1) /
-                                                 state.topo().domain(best).gpus_per_node *
-                                                 state.topo().domain(best).gpus_per_node
+                                           ? (part + state.topo().shape(best).gpus_per_node - 1) /
+                                                 state.topo().shape(best).gpus_per_node *
+                                                 state.topo().shape(best).gpus_per_node
                                            : part;
             if (already == ~std::uint64_t{0}) used.emplace_back(best, took);
             else

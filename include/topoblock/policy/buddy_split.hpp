@@ -48,7 +48,7 @@ inline std::uint32_t buddy_level(const request& req, std::uint64_t count, std::u
 
 // The level of a domain's largest buddy (its first root), or no_level when
 // it has none (no nodes, or nodes whose GPU count is not a power of two).
-inline std::uint32_t root_level(const domain_info& info) noexcept {
+inline std::uint32_t root_level(const domain_shape& info) noexcept {
     if (info.node_count == 0 || !std::has_single_bit(info.gpus_per_node)) return no_level;
     return static_cast<std::uint32_t>(std::bit_width(info.gpu_count()) - 1);
 }
@@ -184,7 +184,7 @@ domain_usable_bits usable_bits(const State& state, domain_id d) noexcept {
     static_assert(State::node_set::word_count == 1);
     domain_usable_bits u;
     if (!state.domain_open(d)) return u;
-    const std::uint32_t g = state.topo().domain(d).gpus_per_node;
+    const std::uint32_t g = state.topo().shape(d).gpus_per_node;
     u.whole = state.free_nodes_in(d).word(0);
     for (std::uint32_t k = 1; k < g; ++k) u.partial |= state.nodes_with_unheld(d, k).word(0);
     return u;
@@ -194,7 +194,7 @@ domain_usable_bits usable_bits(const State& state, domain_id d) noexcept {
 // partly used nodes' masks.
 template <class State>
 std::uint64_t free_buddy_levels_of(const State& state, domain_id d) {
-    const domain_info& info = state.topo().domain(d);
+    const domain_shape info = state.topo().shape(d);
     if (root_level(info) == no_level) return 0;
     if constexpr (State::node_set::word_count != 1) {
         return free_buddy_levels(load_domain(state, placement{}, d));
@@ -221,7 +221,7 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
     } else {
         const std::uint32_t level = smallest_level_at_least(levels, need);
         if (level == no_level) return false;
-        const domain_info& info = state.topo().domain(d);
+        const domain_shape info = state.topo().shape(d);
         const std::uint32_t g = info.gpus_per_node;
         const auto node_level = static_cast<std::uint32_t>(std::countr_zero(g));
         const std::uint32_t size = std::uint32_t{1} << need;
@@ -420,7 +420,7 @@ public:
 private:
     template <class State>
     static std::uint32_t need(const State& state, const request& req, std::uint64_t count, domain_id d) noexcept {
-        return detail::buddy_level(req, count, state.topo().domain(d).gpus_per_node);
+        return detail::buddy_level(req, count, state.topo().shape(d).gpus_per_node);
     }
 
     // Some domain of the topology has a buddy large enough.
@@ -487,7 +487,7 @@ private:
             std::uint64_t best_size = ~std::uint64_t{0};
             for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
                 if (!units.allowed(d)) continue;
-                const domain_info& info = state.topo().domain(d);
+                const domain_shape info = state.topo().shape(d);
                 const bool touched = detail::touches_domain(out, info);
                 if (req.spread_segments && touched) continue;
                 std::uint64_t size = ~std::uint64_t{0};

@@ -42,7 +42,7 @@ struct block_layout {
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
     // them (at least one node).
-    static block_layout of(const domain_info& info, std::uint32_t block_gpus) noexcept {
+    static block_layout of(const domain_shape& info, std::uint32_t block_gpus) noexcept {
         block_layout l;
         l.gpus_per_node = info.gpus_per_node;
         if (info.gpus_per_node != 0 && block_gpus > info.gpus_per_node)
@@ -84,7 +84,7 @@ template <class State>
 auto free_blocks_of(const State& state, domain_id d, const block_layout& l, const placement& taken, bool indexed = true) {
     fixed_bitset<State::capacity_type::max_nodes_per_domain> free;
     if (!state.domain_open(d)) return free;
-    const domain_info& info = state.topo().domain(d);
+    const domain_shape info = state.topo().shape(d);
     const auto& nodes = state.free_nodes_in(d);
     const auto wholly_free = [&](std::uint32_t i) {
         if (indexed) return nodes.test(i);
@@ -252,7 +252,7 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
 // usable.
 template <class State>
 void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
-    const domain_info& info = state.topo().domain(d);
+    const domain_shape info = state.topo().shape(d);
     const std::uint32_t begin = l.first_node(w.first);
     const std::uint32_t end = l.first_node(w.first + w.blocks - 1) + l.nodes_of(w.first + w.blocks - 1);
     out.add_nodes(info.first_node + begin, end - begin, full_gpu_mask(info.gpus_per_node));
@@ -307,7 +307,7 @@ public:
 
     std::string_view name() const noexcept { return use_indexes ? "contiguous-block" : "contiguous-block-naive"; }
     std::uint32_t block_gpus() const noexcept { return block_gpus_; }
-    detail::block_layout layout(const domain_info& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
+    detail::block_layout layout(const domain_shape& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
 
     template <class State>
     void attach(const State& state) {
@@ -403,12 +403,12 @@ public:
         if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
         if (std::string wrong = windows_.check(state); !wrong.empty()) return "contiguous-block: " + wrong;
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-            const detail::block_layout l = layout(state.topo().domain(d));
+            const detail::block_layout l = layout(state.topo().shape(d));
             const auto free = detail::free_blocks_of(state, d, l, placement{}, false);
             const auto s = detail::summarize_blocks(l, free);
             const std::string where = " of domain '" + state.topo().domain(d).name + "'";
             typename State::node_set nodes;
-            const domain_info& info = state.topo().domain(d);
+            const domain_shape info = state.topo().shape(d);
             for (std::uint32_t i = 0; state.domain_open(d) && i < info.node_count; ++i) {
                 const node_id n = info.first_node + i;
                 nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
@@ -438,7 +438,7 @@ private:
     // GPUs `units` of the request need in domain `d`.
     template <class State>
     static std::uint64_t need_gpus(const State& state, const request& req, std::uint64_t units, domain_id d) noexcept {
-        return req.what == unit::nodes ? units * state.topo().domain(d).gpus_per_node : units;
+        return req.what == unit::nodes ? units * state.topo().shape(d).gpus_per_node : units;
     }
 
     // Domain `d`'s entry in `words` (free_node_words_ or free_block_words_)
@@ -475,7 +475,7 @@ private:
         // touches_domain test instead cost single-domain jobs more than it
         // saved (the inliner's choices shift).
         if (taken.empty()) return kept<typename State::node_set>(free_block_words_, d);
-        const domain_info& info = state.topo().domain(d);
+        const domain_shape info = state.topo().shape(d);
         typename State::node_set nodes = kept<typename State::node_set>(free_node_words_, d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
         return detail::free_blocks_among(nodes, l);
@@ -485,7 +485,7 @@ private:
     // chosen before `out` grows, so `out` may hold earlier segments.
     template <class State>
     void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
-        const detail::block_layout l = use_indexes ? layouts_[d] : layout(state.topo().domain(d));
+        const detail::block_layout l = use_indexes ? layouts_[d] : layout(state.topo().shape(d));
         const auto free = free_blocks_for(state, d, l, out);
         const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
         detail::take_window(state, d, l, w, out);
@@ -501,7 +501,7 @@ private:
             std::uint32_t best_free = npos32;
             for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
                 if (!units.allowed(d)) continue;
-                const detail::block_layout l = layout(state.topo().domain(d));
+                const detail::block_layout l = layout(state.topo().shape(d));
                 const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}, false));
                 if (sum.longest_run_gpus >= need_gpus(state, req, req.count, d) && sum.free_blocks < best_free) {
                     best = d;
@@ -566,7 +566,7 @@ private:
             std::uint32_t best_free = npos32;
             for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
                 if (!units.allowed(d)) continue;
-                const domain_info& info = state.topo().domain(d);
+                const domain_shape info = state.topo().shape(d);
                 if (req.spread_segments && detail::touches_domain(out, info)) continue;
                 const detail::block_layout l = layout(info);
                 const auto sum = units.indexed && !detail::touches_domain(out, info)

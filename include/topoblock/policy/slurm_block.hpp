@@ -359,7 +359,7 @@ private:
         }
         std::uint32_t usable_in(domain_id d) const noexcept {
             if (!allowed(d)) return 0;
-            const domain_info& info = state.topo().domain(d);
+            const domain_shape info = state.topo().shape(d);
             if (j.whole && self.use_indexes) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
             if (self.use_indexes) {
                 // Up nodes by unheld GPUs: O(GPUs per node) set counts
@@ -378,7 +378,7 @@ private:
         template <class F>
         void walk(domain_id d, std::uint32_t skip, F&& take) const {
             if (!allowed(d)) return;
-            const domain_info& info = state.topo().domain(d);
+            const domain_shape info = state.topo().shape(d);
             if (j.whole && self.use_indexes) {
                 if (info.gpus_per_node < j.min_gpus) return;
                 const auto& free = state.free_nodes_in(d);

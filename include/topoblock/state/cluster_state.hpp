@@ -94,7 +94,7 @@ public:
     bool domain_idle(domain_id d) const noexcept { return idle_domains_.test(d); }
     // Up, wholly free nodes of the domain, by index inside the domain.
     const node_set& free_nodes_in(domain_id d) const noexcept {
-        return nodes_with_unheld(d, topo_.domain(d).gpus_per_node);
+        return nodes_with_unheld(d, topo_.shape(d).gpus_per_node);
     }
     // Up nodes of the domain with exactly `k` unheld GPUs, by index inside the
     // domain (k from 0 to the most GPUs a node of the cluster has; empty
@@ -105,7 +105,7 @@ public:
     // The up node of the domain with the fewest unheld GPUs that still has
     // `need` (the lowest index among equals), or npos32. O(GPUs per node).
     node_id tightest_node(domain_id d, std::uint32_t need) const noexcept {
-        const domain_info& info = topo_.domain(d);
+        const domain_shape info = topo_.shape(d);
         for (std::uint32_t k = need == 0 ? 1 : need; k <= info.gpus_per_node; ++k) {
             const std::size_t i = nodes_by_unheld_[d * stride_ + k].find_first();
             if (i < node_set::capacity) return info.first_node + static_cast<node_id>(i);
@@ -208,7 +208,7 @@ public:
                 // answers for the stretch (a job's single node, most often).
                 const node_place place = topo_.place(n);
                 const domain_id d = place.domain;
-                const node_id end = r.nodes == 1 ? n + 1 : std::min<node_id>(r.first + r.nodes, topo_.domain(d).end_node());
+                const node_id end = r.nodes == 1 ? n + 1 : std::min<node_id>(r.first + r.nodes, topo_.shape(d).end_node());
                 if ((r.gpus & ~full_gpu_mask(place.gpus)) != 0) return unexpected(bad);
                 if (!domain_open(d)) return unexpected(bad);
                 if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
@@ -578,7 +578,7 @@ private:
         if (count < 2) return 0;
         const node_place info = topo_.place(first);
         if (gpus != full_gpu_mask(info.gpus)) return 0;
-        const node_id end = std::min<node_id>(first + count, topo_.domain(info.domain).end_node());
+        const node_id end = std::min<node_id>(first + count, topo_.shape(info.domain).end_node());
         if (stretch_up(info.domain, first, end - first)) return end - first;
         node_id n = first;
         while (n < end && health_[n] == node_health::up) ++n;
@@ -589,7 +589,7 @@ private:
     // domain's counters are read first, so a stretch short of the domain
     // never reads its description.
     bool stretch_up(domain_id d, node_id first, std::uint32_t count) const noexcept {
-        if (domains_[d].up_nodes == count && topo_.domain(d).node_count == count) return true;
+        if (domains_[d].up_nodes == count && topo_.shape(d).node_count == count) return true;
         return all_up(first, count);
     }
     // Health is a byte per node and `up` is 0: eight nodes per load, and the
@@ -616,7 +616,7 @@ private:
     // read without stopping early: no branch per node.
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
         const domain_id d = topo_.place(first).domain;
-        if (domains_[d].free_nodes == count && topo_.domain(d).node_count == count) return true;
+        if (domains_[d].free_nodes == count && topo_.shape(d).node_count == count) return true;
         const gpu_mask full = node_full_mask(first);
         gpu_mask missing = 0;
         for (node_id n = first; n < first + count; ++n) missing |= node_free_[n] ^ full;
@@ -717,7 +717,7 @@ private:
         // An exclusive job opening or closing the domain changes every node's
         // usability at once.
         if (open != (gpus_before != npos32))
-            for (node_id n = topo_.domain(d).first_node; n < topo_.domain(d).end_node(); ++n) refresh_node(n);
+            for (node_id n = topo_.shape(d).first_node; n < topo_.shape(d).end_node(); ++n) refresh_node(n);
         if (gpus_now == gpus_before && nodes_now == nodes_before) return;
         const auto share = [](std::uint32_t key) -> std::uint64_t { return key == npos32 ? 0 : key; };
         const std::uint64_t gpus_change = share(gpus_now) - share(gpus_before);  // modulo 2^64, as the totals add it

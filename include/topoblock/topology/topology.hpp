@@ -35,6 +35,17 @@ struct node_place {
     friend constexpr bool operator==(const node_place&, const node_place&) = default;
 };
 
+// domain_info without the name: what placement and the cluster state read
+// for a domain on every change, 12 bytes against domain_info's 48.
+struct domain_shape {
+    node_id first_node = 0;
+    std::uint32_t node_count = 0;
+    std::uint32_t gpus_per_node = 0;
+    std::uint32_t gpu_count() const noexcept { return node_count * gpus_per_node; }
+    node_id end_node() const noexcept { return first_node + node_count; }
+    friend constexpr bool operator==(const domain_shape&, const domain_shape&) = default;
+};
+
 // A set of nodes joined by NVLink. Its nodes have consecutive ids and the same
 // GPU count; it may hold no node at all (an empty Slurm block keeps its place
 // in the block order).
@@ -45,6 +56,8 @@ struct domain_info {
     std::uint32_t gpus_per_node = 0;
     std::uint32_t gpu_count() const noexcept { return node_count * gpus_per_node; }
     node_id end_node() const noexcept { return first_node + node_count; }
+    // Everything but the name, for code that takes a domain_shape.
+    operator domain_shape() const noexcept { return {first_node, node_count, gpus_per_node}; }
 };
 
 // One level of grouping above domains (rack row, InfiniBand leaf, spine):
@@ -68,16 +81,21 @@ public:
     const std::vector<group_level>& levels() const noexcept { return levels_; }
 
     const node_info& node(node_id n) const { return nodes_[n]; }
-    // The same fields as node(n), packed: for hot paths. On a cluster of like
-    // domains (the same number of nodes, all with the same GPUs) they are
-    // computed from n, so a change to a far node starts its other loads at
-    // once instead of after a load of its place.
+    // The same fields as node(n) and domain(d) without the names: for hot
+    // paths. On a cluster of like domains (the same number of nodes, all with
+    // the same GPUs) they are computed from the id, so a change to a far node
+    // starts its other loads at once instead of after a load of its place;
+    // otherwise they come from packed tables.
     node_place place(node_id n) const noexcept {
         if (uniform_domain_nodes_ != 0) {
             const std::uint32_t d = n / uniform_domain_nodes_;
             return {d, n - d * uniform_domain_nodes_, uniform_gpus_per_node_, n * uniform_gpus_per_node_};
         }
         return places_[n];
+    }
+    domain_shape shape(domain_id d) const noexcept {
+        if (uniform_domain_nodes_ != 0) return {d * uniform_domain_nodes_, uniform_domain_nodes_, uniform_gpus_per_node_};
+        return shapes_[d];
     }
     const domain_info& domain(domain_id d) const { return domains_[d]; }
     std::uint32_t node_count() const noexcept { return static_cast<std::uint32_t>(nodes_.size()); }
@@ -119,20 +137,30 @@ private:
             if (nodes_[n].gpus != uniform_gpus_per_node_) uniform_gpus_per_node_ = 0;
             node_by_name_.emplace(nodes_[n].name, n);
         }
+        shapes_.clear();
+        shapes_.reserve(domains_.size());
         for (const auto& d : domains_) {
+            shapes_.push_back(d);
             if (d.gpu_count() > max_domain_gpus_) max_domain_gpus_ = d.gpu_count();
             if (d.node_count > max_domain_nodes_) max_domain_nodes_ = d.node_count;
         }
-        // Computed places are used only when they agree with every stored one.
+        // Computed places and shapes are used only when they agree with every
+        // stored one; then the tables are dropped.
         uniform_domain_nodes_ = uniform_gpus_per_node_ != 0 ? max_domain_nodes_ : 0;
         for (node_id n = 0; n < nodes_.size() && uniform_domain_nodes_ != 0; ++n)
             if (!(place(n) == places_[n])) uniform_domain_nodes_ = 0;
-        if (uniform_domain_nodes_ != 0) places_ = {};
+        for (domain_id d = 0; d < domains_.size() && uniform_domain_nodes_ != 0; ++d)
+            if (!(shape(d) == shapes_[d])) uniform_domain_nodes_ = 0;
+        if (uniform_domain_nodes_ != 0) {
+            places_ = {};
+            shapes_ = {};
+        }
     }
 
     std::vector<node_info> nodes_;
     std::vector<node_place> places_;  // [node], kept in step with nodes_ by index(); empty when computed
     std::vector<domain_info> domains_;
+    std::vector<domain_shape> shapes_;  // [domain], as places_
     std::vector<group_level> levels_;
     std::unordered_map<std::string, node_id> node_by_name_;
     std::uint32_t gpu_count_ = 0;

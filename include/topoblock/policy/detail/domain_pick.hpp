@@ -32,7 +32,7 @@ struct domain_scratch {
 template <class State>
 auto load_domain(const State& state, const placement& out, domain_id d) {
     domain_scratch<State::capacity_type::max_nodes_per_domain> s;
-    const domain_info& info = state.topo().domain(d);
+    const domain_shape info = state.topo().shape(d);
     s.first_node = info.first_node;
     s.node_count = info.node_count;
     s.gpus_per_node = info.gpus_per_node;

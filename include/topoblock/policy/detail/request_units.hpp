@@ -24,11 +24,11 @@ struct request_units {
     std::uint64_t free_in(domain_id d) const noexcept {
         const auto& c = state.domain(d);
         if (req.what == unit::nodes) return c.free_nodes;
-        if (req.whole_nodes) return std::uint64_t{c.free_nodes} * state.topo().domain(d).gpus_per_node;
+        if (req.whole_nodes) return std::uint64_t{c.free_nodes} * state.topo().shape(d).gpus_per_node;
         return c.free_gpus;
     }
     std::uint64_t capacity_of(domain_id d) const noexcept {
-        const auto& info = state.topo().domain(d);
+        const domain_shape info = state.topo().shape(d);
         return req.what == unit::nodes ? info.node_count : info.gpu_count();
     }
     std::uint64_t largest_domain() const noexcept {

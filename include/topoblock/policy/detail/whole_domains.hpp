@@ -23,8 +23,8 @@ namespace topoblock::detail {
 // domains never are.
 template <class State>
 bool wholly_free_and_open(const State& state, domain_id d) noexcept {
-    const domain_info& info = state.topo().domain(d);
-    return info.node_count != 0 && state.domain(d).free_nodes == info.node_count && state.domain_open(d);
+    const std::uint32_t nodes = state.topo().shape(d).node_count;
+    return nodes != 0 && state.domain(d).free_nodes == nodes && state.domain_open(d);
 }
 
 // A domain this request may take whole. Wholly free and open means idle, so
@@ -243,7 +243,7 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
 // Adds every node of domain `d`, whole, to the placement.
 template <class State>
 void take_whole_domain(const State& state, domain_id d, placement& out) {
-    const domain_info& info = state.topo().domain(d);
+    const domain_shape info = state.topo().shape(d);
     if (wholly_free_and_open(state, d)) {
         out.add_nodes(info.first_node, info.node_count, full_gpu_mask(info.gpus_per_node));
         return;
@@ -252,7 +252,7 @@ void take_whole_domain(const State& state, domain_id d, placement& out) {
 }
 
 // The placement already holds a node of the domain (an earlier segment).
-inline bool touches_domain(const placement& out, const domain_info& info) noexcept {
+inline bool touches_domain(const placement& out, const domain_shape& info) noexcept {
     for (const piece_run& r : out.runs())
         if (r.first < info.end_node() && r.first + r.nodes > info.first_node) return true;
     return false;
