@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -13,20 +15,22 @@ bool mentions(const error& e, const std::string& text) { return e.message.find(t
 
 // place(n) and shape(d), stored or computed, say what node(n) and domain(d)
 // say for every node and domain.
+// One check per topology (big ones have hundreds of thousands of nodes),
+// naming the first node or domain that disagrees.
 void check_places(const topology& t) {
-    for (node_id n = 0; n < t.node_count(); ++n) {
-        CAPTURE(n);
-        CHECK(t.place(n).domain == t.node(n).domain);
-        CHECK(t.place(n).index_in_domain == t.node(n).index_in_domain);
-        CHECK(t.place(n).gpus == t.node(n).gpus);
-        CHECK(t.place(n).first_gpu == t.node(n).first_gpu);
+    constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+    node_id wrong_node = none;
+    for (node_id n = 0; n < t.node_count() && wrong_node == none; ++n) {
+        const node_info& info = t.node(n);
+        if (!(t.place(n) == node_place{info.domain, info.index_in_domain, info.gpus, info.first_gpu})) wrong_node = n;
     }
-    for (domain_id d = 0; d < t.domain_count(); ++d) {
-        CAPTURE(d);
-        CHECK(t.shape(d).first_node == t.domain(d).first_node);
-        CHECK(t.shape(d).node_count == t.domain(d).node_count);
-        CHECK(t.shape(d).gpus_per_node == t.domain(d).gpus_per_node);
+    CHECK(wrong_node == none);
+    domain_id wrong_domain = none;
+    for (domain_id d = 0; d < t.domain_count() && wrong_domain == none; ++d) {
+        const domain_info& info = t.domain(d);
+        if (!(t.shape(d) == domain_shape{info.first_node, info.node_count, info.gpus_per_node})) wrong_domain = d;
     }
+    CHECK(wrong_domain == none);
 }
 
 topology built(topology_builder& b) {
@@ -94,6 +98,19 @@ TEST_CASE("a node's place and a domain's shape are right whether computed or sto
         check_places(gb200_nvl72(5, 2));
         check_places(nvl36x2(3));
         check_places(hgx8(4));
+    }
+    SUBCASE("big clusters: the domain of a node is a multiply and a shift") {
+        // The largest node ids are where an inexact reciprocal would show.
+        check_places(gb200_nvl72(8000));
+        for (const std::uint32_t per_domain : {7U, 64U}) {
+            CAPTURE(per_domain);
+            topology_builder b;
+            for (std::uint32_t d = 0; d < 200000 / per_domain; ++d)
+                b.add_numbered_domain("d" + std::to_string(d), per_domain, 4, "d" + std::to_string(d) + "n", 0, 1);
+            const topology t = built(b);
+            check_places(t);
+            CHECK(t.place(t.node_count() - 1).domain == t.domain_count() - 1);
+        }
     }
     SUBCASE("one node per domain") {
         topology_builder b;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -88,7 +89,7 @@ public:
     // otherwise they come from packed tables.
     node_place place(node_id n) const noexcept {
         if (uniform_domain_nodes_ != 0) {
-            const std::uint32_t d = n / uniform_domain_nodes_;
+            const auto d = static_cast<std::uint32_t>((std::uint64_t{n} * domain_reciprocal_) >> domain_shift_);
             return {d, n - d * uniform_domain_nodes_, uniform_gpus_per_node_, n * uniform_gpus_per_node_};
         }
         return places_[n];
@@ -147,6 +148,15 @@ private:
         // Computed places and shapes are used only when they agree with every
         // stored one; then the tables are dropped.
         uniform_domain_nodes_ = uniform_gpus_per_node_ != 0 ? max_domain_nodes_ : 0;
+        // n / nodes as a multiply and a shift (Granlund and Montgomery): exact
+        // for n below 2^bits, and the product stays below 2^(2 bits + 1). A
+        // division would be some 25 cycles on the path of every change.
+        const auto bits = static_cast<std::uint32_t>(std::bit_width(nodes_.size()));
+        if (2 * bits + 1 > 64) uniform_domain_nodes_ = 0;
+        if (uniform_domain_nodes_ != 0) {
+            domain_shift_ = bits + static_cast<std::uint32_t>(std::bit_width(uniform_domain_nodes_ - 1));
+            domain_reciprocal_ = ((std::uint64_t{1} << domain_shift_) + uniform_domain_nodes_ - 1) / uniform_domain_nodes_;
+        }
         for (node_id n = 0; n < nodes_.size() && uniform_domain_nodes_ != 0; ++n)
             if (!(place(n) == places_[n])) uniform_domain_nodes_ = 0;
         for (domain_id d = 0; d < domains_.size() && uniform_domain_nodes_ != 0; ++d)
@@ -169,6 +179,8 @@ private:
     std::uint32_t max_gpus_per_node_ = 0;
     std::uint32_t uniform_gpus_per_node_ = 0;
     std::uint32_t uniform_domain_nodes_ = 0;  // nodes of every domain when all are alike, else 0
+    std::uint64_t domain_reciprocal_ = 0;     // place(n): n / uniform_domain_nodes_ is (n * this) >> domain_shift_
+    std::uint32_t domain_shift_ = 0;
 };
 
 }  // namespace topoblock
