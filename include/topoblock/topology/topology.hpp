@@ -145,12 +145,13 @@ private:
             if (d.gpu_count() > max_domain_gpus_) max_domain_gpus_ = d.gpu_count();
             if (d.node_count > max_domain_nodes_) max_domain_nodes_ = d.node_count;
         }
-        // Computed places and shapes are used only when they agree with every
-        // stored one; then the tables are dropped.
+        // Like domains: place() and shape() compute, provided that what they
+        // compute agrees with the tables for every node and domain; then the
+        // tables are dropped. The domain of node n is n / nodes as a multiply
+        // and a shift (Granlund and Montgomery): exact for n below 2^bits,
+        // the product below 2^(2 bits + 1). A division would be some 25
+        // cycles on the path of every change.
         uniform_domain_nodes_ = uniform_gpus_per_node_ != 0 ? max_domain_nodes_ : 0;
-        // n / nodes as a multiply and a shift (Granlund and Montgomery): exact
-        // for n below 2^bits, and the product stays below 2^(2 bits + 1). A
-        // division would be some 25 cycles on the path of every change.
         const auto bits = static_cast<std::uint32_t>(std::bit_width(nodes_.size()));
         if (2 * bits + 1 > 64) uniform_domain_nodes_ = 0;
         if (uniform_domain_nodes_ != 0) {
