@@ -127,6 +127,12 @@ private:
             }
         }
         const gpu_mask full = full_gpu_mask(g);
+        // A multi-domain job's share is often a wholly free domain, taken whole:
+        // the one run there is.
+        if (partial == npos32 && nodes == info.node_count && state.domain(d).free_nodes == nodes) {
+            out.add_nodes(info.first_node, nodes, full);
+            return true;
+        }
         auto left = state.free_nodes_in(d);
         const bool taken = detail::choose_tightest_runs(left, nodes, [&](std::uint32_t start, std::uint32_t n) {
             out.add_nodes(info.first_node + start, n, full);
