@@ -307,11 +307,8 @@ private:
             const std::uint64_t already = best == npos32 ? 0 : taken_in(best);
             if (best == npos32 || !take_in(state, units, best, part, out, already == ~std::uint64_t{0}))
                 return units.shortfall(req.count);
-            const std::uint64_t took = req.what == unit::gpus && req.whole_nodes
-                                           ? (part + state.topo().shape(best).gpus_per_node - 1) /
-                                                 state.topo().shape(best).gpus_per_node *
-                                                 state.topo().shape(best).gpus_per_node
-                                           : part;
+            const std::uint32_t g = state.topo().shape(best).gpus_per_node;
+            const std::uint64_t took = req.what == unit::gpus && req.whole_nodes ? (part + g - 1) / g * g : part;
             if (already == ~std::uint64_t{0}) used.emplace_back(best, took);
             else
                 for (auto& [ud, n] : used)
