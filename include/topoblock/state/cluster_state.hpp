@@ -587,7 +587,7 @@ private:
     // Nodes [first, first + count) of domain d are all up. A whole domain is
     // told by its counter (multi-domain jobs take wholly free racks); the
     // domain's counters are read first, so a stretch short of the domain
-    // never reads its description.
+    // never reads its shape.
     bool stretch_up(domain_id d, node_id first, std::uint32_t count) const noexcept {
         if (domains_[d].up_nodes == count && topo_.shape(d).node_count == count) return true;
         return all_up(first, count);
@@ -615,9 +615,9 @@ private:
     // multi-domain job takes wholly free racks); otherwise every node is
     // read without stopping early: no branch per node.
     bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
-        const domain_id d = topo_.place(first).domain;
-        if (domains_[d].free_nodes == count && topo_.shape(d).node_count == count) return true;
-        const gpu_mask full = node_full_mask(first);
+        const node_place place = topo_.place(first);
+        if (domains_[place.domain].free_nodes == count && topo_.shape(place.domain).node_count == count) return true;
+        const gpu_mask full = full_gpu_mask(place.gpus);
         gpu_mask missing = 0;
         for (node_id n = first; n < first + count; ++n) missing |= node_free_[n] ^ full;
         return missing == 0;
@@ -716,8 +716,10 @@ private:
         if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
         // An exclusive job opening or closing the domain changes every node's
         // usability at once.
-        if (open != (gpus_before != npos32))
-            for (node_id n = topo_.shape(d).first_node; n < topo_.shape(d).end_node(); ++n) refresh_node(n);
+        if (open != (gpus_before != npos32)) {
+            const domain_shape shape = topo_.shape(d);
+            for (node_id n = shape.first_node; n < shape.end_node(); ++n) refresh_node(n);
+        }
         if (gpus_now == gpus_before && nodes_now == nodes_before) return;
         const auto share = [](std::uint32_t key) -> std::uint64_t { return key == npos32 ? 0 : key; };
         const std::uint64_t gpus_change = share(gpus_now) - share(gpus_before);  // modulo 2^64, as the totals add it

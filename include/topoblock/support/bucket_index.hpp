@@ -123,11 +123,12 @@ private:
     static std::size_t highest_bit(std::uint64_t word) noexcept {
         return 63 - static_cast<std::size_t>(std::countl_zero(word));
     }
-    // A key's block: its summary words, then its item words. The sizes are
-    // read into locals first: they are 64-bit like the words stored, so the
-    // compiler would otherwise reload them after every store.
+    // A key's block: its summary words, then its item words.
     const std::uint64_t* block(std::uint32_t key) const noexcept { return blocks_.data() + std::size_t{key} * stride_; }
     std::uint64_t* block(std::uint32_t key) noexcept { return blocks_.data() + std::size_t{key} * stride_; }
+    // put_in and take_out read the sizes into locals first: they are 64-bit
+    // like the words stored, so the compiler would otherwise reload them
+    // after every store.
     void put_in(std::uint32_t item, std::uint32_t key) noexcept {
         const std::size_t summaries = summaries_per_key_;
         std::uint64_t* b = block(key);
