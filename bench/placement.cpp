@@ -180,7 +180,7 @@ Policy naive(Policy p) {
 const bool registered = [] {
     register_policy<first_fit>("first-fit");
     register_policy<best_fit>("best-fit");
-    register_policy<best_fit>("best-fit-naive", best_fit{.use_indexes = false});
+    register_policy<best_fit>("best-fit-naive", naive(best_fit{}));
     register_policy<contiguous_block>("contiguous-block", contiguous_block(8));
     register_policy<contiguous_block>("contiguous-block-naive", naive(contiguous_block(8)));
     register_policy<buddy_split>("buddy-split");

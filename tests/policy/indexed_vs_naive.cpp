@@ -169,13 +169,13 @@ io::slurm_cluster sparse_block_sizes() {
 
 // 3 topologies x 40,000 operations: over 100,000 compared decisions.
 TEST_CASE("best-fit: indexed and naive decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, best_fit{.use_indexes = false}, 21, 40'000);
-    lockstep(partial_racks_in_leaves(), best_fit{}, best_fit{.use_indexes = false}, 22, 40'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, best_fit{.use_indexes = false}, 23, 40'000);
+    lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, naive_of(best_fit{}), 21, 40'000);
+    lockstep(partial_racks_in_leaves(), best_fit{}, naive_of(best_fit{}), 22, 40'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, naive_of(best_fit{}), 23, 40'000);
     // 37 groups of three racks (the last of one): multi-domain jobs look for
     // the tightest group through the state's group maxima, the naive side
     // by a pass over every group.
-    lockstep(*parse_topology_spec("nvl72:109@3"), best_fit{}, best_fit{.use_indexes = false}, 24, 8'000, 50,
+    lockstep(*parse_topology_spec("nvl72:109@3"), best_fit{}, naive_of(best_fit{}), 24, 8'000, 50,
              multi_domain_request, 500);
 }
 

@@ -92,7 +92,7 @@ TEST_CASE("a one-word fixed_bitset (a domain's node mask) sets and clears ranges
     for (int op = 0; op < 4000; ++op) change_random_range(r, b, model, r.between(0, 64));
 }
 
-TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
+TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit copies included") {
     test::rng r(7);
     for (std::size_t size : {1U, 63U, 64U, 65U, 4096U, 5000U, 300000U}) {
         CAPTURE(size);
@@ -100,7 +100,14 @@ TEST_CASE("indexed_bitset agrees with a std::set over random operations") {
         std::set<std::size_t> model;
         for (int op = 0; op < 3000; ++op) {
             const std::size_t i = r.between(0, static_cast<std::uint32_t>(size - 1));
-            if (r.chance(20)) {
+            if (r.chance(15)) {
+                // Up to 64 bits copied in, as a domain's node set: often
+                // straddling two words, often clearing a word whole.
+                const std::size_t n = r.between(0, static_cast<std::uint32_t>(std::min<std::size_t>(size - i, 64)));
+                const std::uint64_t bits = r.chance(30) ? 0 : (std::uint64_t{r.between(0, 0xffffffffU)} << 32) | r.between(0, 0xffffffffU);
+                b.assign_bits(i, n, bits);
+                for (std::size_t k = 0; k < n; ++k) ((bits >> k) & 1U) != 0 ? (void)model.insert(i + k) : (void)model.erase(i + k);
+            } else if (r.chance(20)) {
                 // A run of bits, as a job's consecutive nodes.
                 const std::size_t n = r.between(0, static_cast<std::uint32_t>(std::min<std::size_t>(size - i, 150)));
                 const bool on = r.chance(50);

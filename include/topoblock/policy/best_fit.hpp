@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -30,16 +31,70 @@ namespace topoblock {
 // - Segments are placed one at a time, each best-fit in one domain.
 // Cost for a single-domain job: a bucket lookup plus a pass over that
 // domain's nodes; O(domains) only for multi-domain and segmented jobs.
+//
+// The policy files the open domains in two bucket indexes of its own, by
+// free GPUs and by free whole nodes; a domain's change moves it between
+// buckets. They were the state's until best-fit was found to be their only
+// reader: every other policy paid for the moves on every change.
 struct best_fit {
     // false turns every index lookup into a scan of all domains: the same
-    // decisions, slower; a reference for tests and benchmarks.
+    // decisions, slower; a reference for tests and benchmarks. Nothing is
+    // kept then.
     bool use_indexes = true;
 
     std::string_view name() const noexcept { return use_indexes ? "best-fit" : "best-fit-naive"; }
 
     template <class State>
+    void attach(const State& state) {
+        if (!use_indexes) return;
+        const topology& topo = state.topo();
+        by_free_gpus_ = bucket_index(topo.domain_count(), topo.max_domain_gpus());
+        by_free_nodes_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
+        for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
+    }
+
+    // A closed domain (an exclusive job holds it) is filed nowhere.
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        if (!use_indexes) return;
+        if (state.domain_open(d)) {
+            const auto& c = state.domain(d);
+            by_free_gpus_.assign(d, c.free_gpus);
+            by_free_nodes_.assign(d, c.free_nodes);
+        } else {
+            by_free_gpus_.remove(d);
+            by_free_nodes_.remove(d);
+        }
+    }
+
+    // Open domains filed by free GPUs / free whole nodes (empty when naive).
+    const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
+    const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
+
+    // Compares both indexes with the state's counters: an empty string, or
+    // the first domain misfiled. O(domains): for tests.
+    template <class State>
+    std::string check(const State& state) const {
+        if (!use_indexes) return {};
+        const topology& topo = state.topo();
+        if (by_free_gpus_.items() != topo.domain_count()) return "best-fit: not attached to this state";
+        for (domain_id d = 0; d < topo.domain_count(); ++d) {
+            const bool open = state.domain_open(d);
+            const auto& c = state.domain(d);
+            const char* wrong = by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)    ? "free-GPU"
+                                : by_free_nodes_.key_of(d) != (open ? c.free_nodes : npos32) ? "free-node"
+                                                                                             : nullptr;
+            if (wrong != nullptr) return std::string("best-fit: ") + wrong + " bucket of domain '" + topo.domain(d).name + "' is wrong";
+        }
+        return {};
+    }
+
+    template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req, use_indexes};
+        // A best-fit never attached to a state (not made by an allocator)
+        // answers from scans, as the naive one does.
+        const bool indexed = use_indexes && by_free_gpus_.items() == state.topo().domain_count();
+        const detail::request_units<State> units{state, req, indexed};
         if (req.segmented()) return place_segments(state, units, out);
         const std::uint64_t size = req.count;
         const std::uint64_t largest = units.largest_domain();
@@ -61,13 +116,13 @@ struct best_fit {
 private:
     // The usable domain with the least free capacity >= size, or npos32.
     template <class State>
-    static domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) {
+    domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) const {
         const request& req = units.req;
         if (!req.exclusive_domain && units.indexed) {
             const std::uint32_t g = state.topo().uniform_gpus_per_node();
-            if (req.what == unit::nodes) return state.domains_by_free_nodes().find_at_least(static_cast<std::uint32_t>(size));
-            if (!req.whole_nodes) return state.domains_by_free_gpus().find_at_least(static_cast<std::uint32_t>(size));
-            if (g != 0) return state.domains_by_free_nodes().find_at_least(static_cast<std::uint32_t>((size + g - 1) / g));
+            if (req.what == unit::nodes) return by_free_nodes_.find_at_least(static_cast<std::uint32_t>(size));
+            if (!req.whole_nodes) return by_free_gpus_.find_at_least(static_cast<std::uint32_t>(size));
+            if (g != 0) return by_free_nodes_.find_at_least(static_cast<std::uint32_t>((size + g - 1) / g));
         }
         domain_id best = npos32;
         std::uint64_t best_free = ~std::uint64_t{0};
@@ -147,8 +202,8 @@ private:
     // Spreads `size` units over at most `max_domains` domains (npos32: no
     // limit), trying the tightest group of each level before the cluster.
     template <class State>
-    static bool spread(const State& state, const detail::request_units<State>& units, std::uint64_t size,
-                       std::uint64_t max_domains, placement& out) {
+    bool spread(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+                       std::uint64_t max_domains, placement& out) const {
         const auto& levels = state.topo().levels();
         for (std::size_t l = 0; l < levels.size(); ++l) {
             std::vector<std::pair<std::uint64_t, group_id>> groups;
@@ -168,18 +223,18 @@ private:
     // placed, 0 when it cannot be, -1 when the request's units have no bucket
     // (exclusive jobs, whole-node GPU jobs on mixed node sizes).
     template <class State>
-    static int spread_indexed(const State& state, const detail::request_units<State>& units, std::uint64_t size,
-                              std::uint64_t max_domains, placement& out) {
+    int spread_indexed(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+                              std::uint64_t max_domains, placement& out) const {
         const request& req = units.req;
-        const bucket_index* index = &state.domains_by_free_gpus();
+        const bucket_index* index = &by_free_gpus_;
         std::uint64_t scale = 1;
         if (req.exclusive_domain || !units.indexed) return -1;
         if (req.what == unit::nodes) {
-            index = &state.domains_by_free_nodes();
+            index = &by_free_nodes_;
         } else if (req.whole_nodes) {
             scale = state.topo().uniform_gpus_per_node();
             if (scale == 0) return -1;
-            index = &state.domains_by_free_nodes();
+            index = &by_free_nodes_;
         }
         // The domains by free units, largest first (lowest index among
         // equals), until f returns false.
@@ -282,7 +337,7 @@ private:
     // Each segment best-fit into one domain, counting what earlier segments
     // of the same job took.
     template <class State>
-    static errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) {
+    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         std::vector<std::pair<domain_id, std::uint64_t>> used;  // domain, units taken
@@ -316,6 +371,9 @@ private:
         }
         return errc::ok;
     }
+
+    bucket_index by_free_gpus_;
+    bucket_index by_free_nodes_;
 };
 
 }  // namespace topoblock

@@ -5,9 +5,13 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
+#include <topoblock/topology/topology.hpp>
 
+#include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace topoblock {
@@ -17,26 +21,58 @@ namespace topoblock {
 // across the whole cluster, ignoring domains; locality is not honoured, and
 // segments and exclusive domains, which need domains, are unsupported.
 // Cost: O(nodes it takes + empty index words skipped).
+//
+// The two cluster-wide node bitsets it scans are its own, not the state's:
+// no other policy reads them, so only first-fit pays for their upkeep. A
+// domain's change rewrites the domain's bits from the state's per-domain node
+// sets, a word of nodes at a time.
 struct first_fit {
     std::string_view name() const noexcept { return "first-fit"; }
     bool supports(const request& req) const noexcept { return !req.segmented() && !req.exclusive_domain; }
 
     template <class State>
+    void attach(const State& state) {
+        const topology& topo = state.topo();
+        with_usable_ = indexed_bitset(topo.node_count());
+        wholly_usable_ = indexed_bitset(topo.node_count());
+        for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
+    }
+
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        const domain_shape s = state.topo().shape(d);
+        const bool open = state.domain_open(d);
+        // The bound is the node sets' word count, known when compiled: one
+        // pass, no loop, for domains of at most 64 nodes.
+        for (std::size_t w = 0; w < State::node_set::word_count && w * 64 < s.node_count; ++w) {
+            std::uint64_t whole = 0, usable = 0;
+            if (open) {
+                whole = state.nodes_with_unheld(d, s.gpus_per_node).word(w);
+                usable = whole;
+                for (std::uint32_t k = 1; k < s.gpus_per_node; ++k) usable |= state.nodes_with_unheld(d, k).word(w);
+            }
+            const std::size_t count = std::min<std::size_t>(64, s.node_count - w * 64);
+            wholly_usable_.assign_bits(s.first_node + w * 64, count, whole);
+            with_usable_.assign_bits(s.first_node + w * 64, count, usable);
+        }
+    }
+
+    template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         const topology& topo = state.topo();
         if (req.takes_whole_nodes()) {
-            const auto& nodes = state.wholly_usable_nodes();
             std::uint32_t taken = 0;  // nodes, or GPUs for a whole-node GPU request
-            for (std::size_t n = nodes.find_first(); taken < req.count && n < nodes.size(); n = nodes.find_next(n + 1)) {
+            for (std::size_t n = wholly_usable_.find_first(); taken < req.count && n < wholly_usable_.size();
+                 n = wholly_usable_.find_next(n + 1)) {
                 const auto id = static_cast<node_id>(n);
                 out.add(id, state.usable_gpus(id));
                 taken += req.what == unit::nodes ? 1 : topo.node(id).gpus;
             }
             return taken >= req.count ? errc::ok : errc::fragmented;
         }
-        const auto& nodes = state.nodes_with_usable_gpus();
         std::uint32_t missing = req.count;
-        for (std::size_t n = nodes.find_first(); missing > 0 && n < nodes.size(); n = nodes.find_next(n + 1)) {
+        for (std::size_t n = with_usable_.find_first(); missing > 0 && n < with_usable_.size();
+             n = with_usable_.find_next(n + 1)) {
             const auto id = static_cast<node_id>(n);
             const gpu_mask mine = lowest_bits(state.usable_gpus(id), missing);
             out.add(id, mine);
@@ -44,6 +80,30 @@ struct first_fit {
         }
         return missing == 0 ? errc::ok : errc::insufficient_free;
     }
+
+    // Nodes (cluster-wide ids) with usable GPUs / wholly usable, as kept.
+    const indexed_bitset& nodes_with_usable_gpus() const noexcept { return with_usable_; }
+    const indexed_bitset& wholly_usable_nodes() const noexcept { return wholly_usable_; }
+
+    // Compares both bitsets with every node's usable GPUs: an empty string,
+    // or the first node that disagrees. O(nodes): for tests.
+    template <class State>
+    std::string check(const State& state) const {
+        const topology& topo = state.topo();
+        if (with_usable_.size() != topo.node_count()) return "first-fit: not attached to this state";
+        for (node_id n = 0; n < topo.node_count(); ++n) {
+            const gpu_mask usable = state.usable_gpus(n);
+            const char* wrong = with_usable_.test(n) != (usable != 0) ? "usable-node"
+                                : wholly_usable_.test(n) != (usable == state.node_full_mask(n)) ? "wholly-usable-node"
+                                                                                                : nullptr;
+            if (wrong != nullptr) return std::string("first-fit: stale ") + wrong + " bit at node '" + topo.node(n).name + "'";
+        }
+        return {};
+    }
+
+private:
+    indexed_bitset with_usable_;
+    indexed_bitset wholly_usable_;
 };
 
 }  // namespace topoblock

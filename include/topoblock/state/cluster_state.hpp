@@ -9,7 +9,6 @@
 #include <topoblock/state/free_capacity.hpp>
 #include <topoblock/state/health.hpp>
 #include <topoblock/support/bitset.hpp>
-#include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
 #include <topoblock/topology/topology.hpp>
@@ -112,9 +111,6 @@ public:
         }
         return npos32;
     }
-    // Open domains filed by free GPUs / free whole nodes: best-fit lookups.
-    const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
-    const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
     const indexed_bitset& idle_domains() const noexcept { return idle_domains_; }
 
     // ---- groups and the cluster -------------------------------------------
@@ -128,9 +124,6 @@ public:
     }
     // What a new job can use, cluster-wide.
     const free_capacity& available() const noexcept { return available_; }
-    // Nodes (cluster-wide ids) with usable GPUs / wholly usable: first-fit's scan.
-    const indexed_bitset& nodes_with_usable_gpus() const noexcept { return nodes_with_usable_; }
-    const indexed_bitset& wholly_usable_nodes() const noexcept { return wholly_usable_nodes_; }
 
     std::uint64_t up_gpus() const noexcept { return up_gpus_; }
     std::uint64_t up_nodes() const noexcept { return up_nodes_; }
@@ -168,9 +161,7 @@ public:
         const auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
         memory_use m;
         m.cluster_bytes = sizeof(*this) + bytes(node_free_) + bytes(health_) + bytes(owner_) + bytes(domains_) +
-                          bytes(nodes_by_unheld_) + by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() +
-                          idle_domains_.memory_bytes() + nodes_with_usable_.memory_bytes() +
-                          wholly_usable_nodes_.memory_bytes() + bytes(touched_) + bytes(touch_mark_);
+                          bytes(nodes_by_unheld_) + bytes(given_) + idle_domains_.memory_bytes() + bytes(touched_) + bytes(touch_mark_);
         for (const auto& level : group_free_) m.cluster_bytes += level.memory_bytes();
         m.allocation_bytes = bytes(slot_chunks_);
         for (const auto& chunk : slot_chunks_) m.allocation_bytes += bytes(chunk);
@@ -311,7 +302,6 @@ public:
             held_on_down_ += held;
             mark_owners_hit(n, hit);
         }
-        refresh_node(n);
         touch(d);
         refresh_domain(d);
         return {};
@@ -375,9 +365,6 @@ public:
                 ++up_nodes;
                 unheld_up += count_bits(node_free_[n]);
             }
-            const bool usable = health_[n] == node_health::up && exclusive[topo_.node(n).domain] == 0;
-            if (nodes_with_usable_.test(n) != (usable && node_free_[n] != 0)) return "usable-node index is wrong";
-            if (wholly_usable_nodes_.test(n) != (usable && node_free_[n] == full)) return "free-node index is wrong";
         }
         if (up_gpus != up_gpus_ || up_nodes != up_nodes_ || healthy != healthy_gpus_) return "health totals are wrong";
         if (held_total != held_gpus_ || held_down != held_on_down_) return "held totals are wrong";
@@ -403,8 +390,8 @@ public:
                 if (!(k <= info.gpus_per_node ? by_unheld[k] == nodes_with_unheld(d, k) : nodes_with_unheld(d, k).none()))
                     return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + info.name + "' are wrong";
             const bool open = c.exclusive_holders == 0;
-            if (by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)) return "free-GPU bucket of '" + info.name + "' is wrong";
-            if (by_free_nodes_.key_of(d) != (open ? c.free_nodes : npos32)) return "free-node bucket of '" + info.name + "' is wrong";
+            if (!(given_[d] == (open ? domain_share{c.free_gpus, c.free_nodes} : domain_share{})))
+                return "the share of domain '" + info.name + "' in the cluster and group totals is wrong";
             if (idle_domains_.test(d) != c.idle()) return "idle set is wrong for '" + info.name + "'";
             if (open) {
                 available.gpus += c.free_gpus;
@@ -448,11 +435,8 @@ private:
           domains_(topo_.domain_count()),
           stride_(topo_.max_gpus_per_node() + 1),
           nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
-          by_free_gpus_(topo_.domain_count(), topo_.max_domain_gpus()),
-          by_free_nodes_(topo_.domain_count(), topo_.max_domain_nodes()),
+          given_(topo_.domain_count()),
           idle_domains_(topo_.domain_count()),
-          nodes_with_usable_(topo_.node_count()),
-          wholly_usable_nodes_(topo_.node_count()),
           touched_(topo_.domain_count()),
           touch_mark_(topo_.domain_count(), 0) {
         for (const auto& level : topo_.levels()) group_free_.emplace_back(level.group_names.size());
@@ -460,7 +444,6 @@ private:
             node_free_[n] = node_full_mask(n);
             count_up_node(n, node_health::up, +1);
             healthy_gpus_ += topo_.node(n).gpus;
-            refresh_node(n);
         }
         for (domain_id d = 0; d < topo_.domain_count(); ++d) refresh_domain(d);
     }
@@ -494,9 +477,9 @@ private:
         }
     }
 
-    // The node's bits in the cluster-wide node sets change only when it
-    // stops or starts being wholly free or fully held, so only those cases
-    // write them. The domain is open here (commit checked it).
+    // One piece's GPUs become held: the node's mask, its place among the
+    // domain's node sets, the counters and the owners. The domain is open
+    // here (commit checked it).
     void take(const piece& p, std::uint32_t slot) {
         const node_place info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
@@ -510,11 +493,7 @@ private:
             unheld_up_gpus_ -= n;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, free_before - n);
-            if (before == full_gpu_mask(info.gpus)) {
-                --c.free_nodes;
-                wholly_usable_nodes_.reset(p.node);
-            }
-            if (after == 0) nodes_with_usable_.reset(p.node);
+            if (before == full_gpu_mask(info.gpus)) --c.free_nodes;
         } else if (h == node_health::down) {
             held_on_down_ += n;
         }
@@ -525,8 +504,8 @@ private:
         touch(info.domain);
     }
 
-    // As take, in reverse; a domain closed by an exclusive job has no node
-    // in the node sets, and refresh_domain fills them when it opens.
+    // As take, in reverse. The domain may be closed (an exclusive job
+    // releasing it): the node sets list up nodes whether it is open or not.
     void give_back(const piece& p) {
         const node_place info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
@@ -540,12 +519,7 @@ private:
             unheld_up_gpus_ += n;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, free_before + n);
-            const bool open = c.exclusive_holders == 0;
-            if (after == full_gpu_mask(info.gpus)) {
-                ++c.free_nodes;
-                if (open) wholly_usable_nodes_.set(p.node);
-            }
-            if (before == 0 && open) nodes_with_usable_.set(p.node);
+            if (after == full_gpu_mask(info.gpus)) ++c.free_nodes;
         } else if (h == node_health::down) {
             held_on_down_ -= n;
         }
@@ -637,8 +611,6 @@ private:
         held_gpus_ += gpus;
         nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, count);
         nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, count);
-        wholly_usable_nodes_.reset_range(first, count);
-        nodes_with_usable_.reset_range(first, count);
         touch(info.domain);
     }
 
@@ -657,10 +629,6 @@ private:
         held_gpus_ -= gpus;
         nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, count);
         nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, count);
-        if (c.exclusive_holders == 0) {
-            wholly_usable_nodes_.set_range(first, count);
-            nodes_with_usable_.set_range(first, count);
-        }
         touch(info.domain);
     }
 
@@ -685,45 +653,20 @@ private:
         touched_[touched_count_++] = d;
     }
 
-    void refresh_node(node_id n) {
-        const bool usable = node_usable(n);
-        nodes_with_usable_.assign(n, usable && node_free_[n] != 0);
-        wholly_usable_nodes_.assign(n, usable && node_free_[n] == node_full_mask(n));
-    }
-
-    // Brings the domain's entries in every index in line with its counters.
-    // The bucket keys are what the domain gave the cluster and group totals
-    // so far: its free GPUs and nodes while open, no key while closed (and
-    // before the first refresh), so they also tell whether it was open.
+    // Brings the domain's idle bit and its share of the cluster and group
+    // totals in line with its counters. given_ is what it gave the totals so
+    // far: its free GPUs and nodes while open, nothing while closed.
     void refresh_domain(domain_id d) {
         const domain_counters& c = domains_[d];
-        const bool open = c.exclusive_holders == 0;
-        const std::uint32_t gpus_before = by_free_gpus_.key_of(d);
-        const std::uint32_t nodes_before = by_free_nodes_.key_of(d);
-        const std::uint32_t gpus_now = open ? c.free_gpus : npos32;
-        const std::uint32_t nodes_now = open ? c.free_nodes : npos32;
-        // Most changes move one key (a partly used node's GPUs): the other
-        // is compared, not rewritten.
-        if (gpus_now != gpus_before) {
-            if (open) by_free_gpus_.assign(d, gpus_now);
-            else by_free_gpus_.remove(d);
-        }
-        if (nodes_now != nodes_before) {
-            if (open) by_free_nodes_.assign(d, nodes_now);
-            else by_free_nodes_.remove(d);
-        }
         const bool idle = c.idle();
         if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
-        // An exclusive job opening or closing the domain changes every node's
-        // usability at once.
-        if (open != (gpus_before != npos32)) {
-            const domain_shape shape = topo_.shape(d);
-            for (node_id n = shape.first_node; n < shape.end_node(); ++n) refresh_node(n);
-        }
-        if (gpus_now == gpus_before && nodes_now == nodes_before) return;
-        const auto share = [](std::uint32_t key) -> std::uint64_t { return key == npos32 ? 0 : key; };
-        const std::uint64_t gpus_change = share(gpus_now) - share(gpus_before);  // modulo 2^64, as the totals add it
-        const std::uint64_t nodes_change = share(nodes_now) - share(nodes_before);
+        const domain_share now = c.exclusive_holders == 0 ? domain_share{c.free_gpus, c.free_nodes} : domain_share{};
+        const domain_share before = given_[d];
+        if (now == before) return;
+        given_[d] = now;
+        // Modulo 2^64, as the totals add it.
+        const std::uint64_t gpus_change = std::uint64_t{now.gpus} - before.gpus;
+        const std::uint64_t nodes_change = std::uint64_t{now.nodes} - before.nodes;
         available_.gpus += gpus_change;
         available_.nodes += nodes_change;
         for (std::size_t l = 0; l < group_free_.size(); ++l)
@@ -793,11 +736,15 @@ private:
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
     std::vector<free_capacity_tree> group_free_;  // per level
-    bucket_index by_free_gpus_;
-    bucket_index by_free_nodes_;
+    // Per domain: its free GPUs and nodes while open, what refresh_domain
+    // last added to the totals.
+    struct domain_share {
+        std::uint32_t gpus = 0;
+        std::uint32_t nodes = 0;
+        friend constexpr bool operator==(const domain_share&, const domain_share&) = default;
+    };
+    std::vector<domain_share> given_;
     indexed_bitset idle_domains_;
-    indexed_bitset nodes_with_usable_;
-    indexed_bitset wholly_usable_nodes_;
     free_capacity available_;
     std::uint64_t up_gpus_ = 0;
     std::uint64_t up_nodes_ = 0;

@@ -197,6 +197,16 @@ public:
             if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
         });
     }
+    // Bits [first, first + count) become the low `count` bits of `bits`
+    // (count at most 64): a copy of up to 64 bits in at most two words.
+    void assign_bits(std::size_t first, std::size_t count, std::uint64_t bits) noexcept {
+        if (count == 0) return;
+        const std::uint64_t mask = detail::word_bits(0, count - 1);
+        bits &= mask;
+        const std::size_t w = first / 64, shift = first % 64;
+        store(w, (words_[w] & ~(mask << shift)) | (bits << shift));
+        if (shift + count > 64) store(w + 1, (words_[w + 1] & ~(mask >> (64 - shift))) | (bits >> (64 - shift)));
+    }
     bool test(std::size_t i) const noexcept { return (words_[i / 64] >> (i % 64)) & 1U; }
     bool any() const noexcept {
         for (auto s : summary_)
@@ -235,6 +245,15 @@ public:
     friend bool operator==(const indexed_bitset&, const indexed_bitset&) = default;
 
 private:
+    // The summary bit mirrors "the word is not zero", so it flips exactly
+    // when the word turns zero or stops being zero.
+    void store(std::size_t w, std::uint64_t word) noexcept {
+        const std::uint64_t old = words_[w];
+        if (old == word) return;
+        words_[w] = word;
+        if ((old == 0) != (word == 0)) summary_[w / 64] ^= std::uint64_t{1} << (w % 64);
+    }
+
     std::size_t size_ = 0;
     std::vector<std::uint64_t> words_;
     std::vector<std::uint64_t> summary_;

@@ -28,6 +28,7 @@ public:
           counts_(std::size_t{max_key} + 1),
           nonempty_((std::size_t{max_key} + 64) / 64) {}
 
+    std::size_t items() const noexcept { return items_; }
     std::uint32_t max_key() const noexcept { return static_cast<std::uint32_t>(counts_.size()) - 1; }
     std::uint32_t key_of(std::uint32_t item) const noexcept { return key_of_[item]; }
     bool contains(std::uint32_t item) const noexcept { return key_of_[item] != npos32; }

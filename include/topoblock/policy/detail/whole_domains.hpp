@@ -97,6 +97,11 @@ public:
     }
 
     bool kept() const noexcept { return kept_; }
+    // The lowest wholly free, open domain, or npos32. Only when kept().
+    std::uint32_t first_wholly_free() const noexcept {
+        const std::size_t d = wholly_free_.find_first();
+        return d < wholly_free_.size() ? static_cast<std::uint32_t>(d) : npos32;
+    }
 
     // pick_whole_domains' choice of `domains` (at least 2) wholly free
     // domains: appended to `chosen`; false when no window holds them. Only
@@ -187,21 +192,18 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
     const std::uint32_t domains = topo.domain_count();
     const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
     chosen.clear();
-    // A job one domain holds, when every domain has the same nodes: any
-    // window that holds it contains a wholly free domain that holds it alone,
-    // so the rule ends at windows of one domain with the lowest wholly free
-    // one. The state files open domains by free nodes, a wholly free domain
-    // under its node count (and wholly free is idle), so no scan is needed:
-    // this keeps 65-72 GPU buddy jobs and refusals off an O(domains) path.
-    const std::uint32_t nodes = topo.max_domain_nodes();
-    if (units.indexed && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
-        topo.node_count() == std::uint64_t{domains} * nodes && size <= units.capacity_of(0)) {
-        const std::uint32_t d = units.state.domains_by_free_nodes().first_in(nodes, 0);
-        if (d == npos32) return false;
-        chosen.push_back(d);
-        return true;
-    }
     if (units.indexed && windows != nullptr && windows->kept()) {
+        // A job one domain holds (the windows are kept on clusters of like
+        // domains only): any window that holds it contains a wholly free
+        // domain that holds it alone, so the rule ends at windows of one
+        // domain with the lowest wholly free one, which the windows know.
+        // This keeps 65-72 GPU buddy jobs and refusals off the scan below.
+        if (size <= units.capacity_of(0)) {
+            const std::uint32_t d = windows->first_wholly_free();
+            if (d == npos32) return false;
+            chosen.push_back(d);
+            return true;
+        }
         const std::uint64_t per_domain = units.capacity_of(0);
         const std::uint64_t needed = (size + per_domain - 1) / per_domain;
         return needed <= domains && windows->pick(static_cast<std::uint32_t>(needed), chosen);
