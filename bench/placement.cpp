@@ -142,13 +142,16 @@ void node_down_up(benchmark::State& st, std::uint32_t racks, Policy policy) {
     report_per_op(st, 1.0);
 }
 
-// Not a timing: the state's bytes per GPU and per live allocation.
+// Not a timing: the state's bytes per GPU and per live allocation, and
+// what the policy keeps besides (its own indexes) per GPU.
 template <class Policy>
 void memory(benchmark::State& st, std::uint32_t racks, Policy policy) {
     auto f = make_fixture<Policy>(racks, occupancy, policy);
     for (auto _ : st) benchmark::DoNotOptimize(f.alloc.state().memory());
     const auto m = f.alloc.state().memory();
-    st.counters["bytes_per_gpu"] = static_cast<double>(m.cluster_bytes) / static_cast<double>(f.alloc.topo().gpu_count());
+    const auto gpus = static_cast<double>(f.alloc.topo().gpu_count());
+    st.counters["bytes_per_gpu"] = static_cast<double>(m.cluster_bytes) / gpus;
+    st.counters["policy_bytes_per_gpu"] = static_cast<double>(f.alloc.policy().memory_bytes()) / gpus;
     st.counters["bytes_per_allocation"] =
         static_cast<double>(m.allocation_bytes) / static_cast<double>(f.alloc.state().allocation_count());
     st.counters["live_allocations"] = static_cast<double>(f.alloc.state().allocation_count());

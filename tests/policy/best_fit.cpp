@@ -1,5 +1,6 @@
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/best_fit.hpp>
+#include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/presets.hpp>
 
@@ -188,4 +189,32 @@ TEST_CASE("best-fit: an exclusive job closes its domains to everyone else") {
     CHECK(a.state().domain_open(1));
     CHECK(a.state().available().gpus == 72 - 9 + 72);
     (void)busy;
+}
+
+TEST_CASE("best-fit keeps its buckets itself: checked against the state, counted, and none when naive") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(16));
+    REQUIRE(a);
+    const auto id = a->allocate(request::gpus(20));  // rack01, the lowest of the tightest
+    (void)a->allocate(request::gpus(3));             // rack01 again: 49 free
+    REQUIRE(a->down(20));                            // a wholly free tray of rack02: 68 free
+    CHECK(a->policy().check(a->state()).empty());
+    const bucket_index& by_gpus = a->policy().domains_by_free_gpus();
+    CHECK(by_gpus.key_of(0) == 49);
+    CHECK(by_gpus.key_of(1) == 68);
+    CHECK(by_gpus.count(72) == 14);
+    CHECK(a->policy().domains_by_free_nodes().key_of(1) == 17);
+    // A copy taken before a release is stale, and check() names the domain.
+    const best_fit stale = a->policy();
+    REQUIRE(a->release(id));
+    CHECK(stale.check(a->state()) == "best-fit: free-GPU bucket of domain 'rack01' is wrong");
+    CHECK(a->policy().check(a->state()).empty());
+
+    // Its memory is its two indexes': 16 domains by up to 72 GPUs and 18 nodes.
+    CHECK(a->policy().memory_bytes() == bucket_index(16, 72).memory_bytes() + bucket_index(16, 18).memory_bytes());
+    best_fit naive;
+    naive.use_indexes = false;
+    auto slow = allocator<best_fit>::create(gb200_nvl72(16), naive);
+    REQUIRE(slow);
+    CHECK(slow->policy().memory_bytes() == 0);
+    CHECK(slow->policy().check(slow->state()).empty());
 }

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <vector>
 
 using namespace topoblock;
@@ -46,4 +47,26 @@ TEST_CASE("first-fit ignores locality and refuses what needs domains") {
     REQUIRE_FALSE(nodes);
     CHECK(nodes.error() == errc::fragmented);
     CHECK(a->try_allocate(request::gpus(100)));
+}
+
+TEST_CASE("first-fit keeps its node bitsets itself, through failures and releases") {
+    auto a = allocator<first_fit>::create(gb200_nvl72(2));
+    REQUIRE(a);
+    const auto small = a->allocate(request::gpus(2));  // gb01's first 2 GPUs
+    (void)a->allocate(request::gpus(10));              // gb01's other 2, gb02, gb03
+    const auto& usable = a->policy().nodes_with_usable_gpus();
+    const auto& wholly = a->policy().wholly_usable_nodes();
+    CHECK(usable.find_first() == 3);  // gb01-gb03 are full
+    CHECK(wholly.find_first() == 3);
+    REQUIRE(a->down(3));
+    CHECK(usable.find_first() == 4);
+    CHECK(a->policy().check(a->state()).empty());
+    REQUIRE(a->release(small));
+    CHECK(usable.find_first() == 0);  // gb01's 2 GPUs are free again
+    CHECK(wholly.find_first() == 4);  // but it is not wholly free
+    REQUIRE(a->up(3));
+    CHECK(wholly.find_first() == 3);
+    CHECK(a->policy().check(a->state()).empty());
+    // 36 nodes: a word and a summary word per bitset.
+    CHECK(a->policy().memory_bytes() == 4 * sizeof(std::uint64_t));
 }

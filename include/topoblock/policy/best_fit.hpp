@@ -9,6 +9,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -70,6 +71,10 @@ struct best_fit {
     // Open domains filed by free GPUs / free whole nodes (empty when naive).
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
+
+    // Heap bytes of what the policy keeps besides the state (its indexes and
+    // scratch): the memory benchmark adds them to the state's.
+    std::size_t memory_bytes() const noexcept { return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes(); }
 
     // Compares both indexes with the state's counters: an empty string, or
     // the first domain misfiled. O(domains): for tests.

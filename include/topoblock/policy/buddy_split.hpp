@@ -9,6 +9,7 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -346,6 +347,12 @@ public:
         if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         for (domain_id d : chosen) detail::take_whole_domain(state, d, out);
         return errc::ok;
+    }
+
+    // Heap bytes of what the policy keeps besides the state (its indexes and
+    // scratch): the memory benchmark adds them to the state's.
+    std::size_t memory_bytes() const noexcept {
+        return heap_bytes(levels_) + nested_heap_bytes(at_level_) + heap_bytes(kinds_) + windows_.memory_bytes();
     }
 
     // Recomputes the free buddies of every domain by brute force (every

@@ -10,6 +10,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -392,6 +393,14 @@ public:
         }
         take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
         return errc::ok;
+    }
+
+    // Heap bytes of what the policy keeps besides the state (its indexes and
+    // scratch): the memory benchmark adds them to the state's.
+    std::size_t memory_bytes() const noexcept {
+        return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
+               heap_bytes(summaries_) + by_free_blocks_.memory_bytes() + heap_bytes(run_lengths_) +
+               heap_bytes(run_slots_) + nested_heap_bytes(by_run_) + windows_.memory_bytes();
     }
 
     // Compares the kept summaries with a recount from the state: an empty

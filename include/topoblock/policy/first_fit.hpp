@@ -6,6 +6,7 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -84,6 +85,10 @@ struct first_fit {
     // Nodes (cluster-wide ids) with usable GPUs / wholly usable, as kept.
     const indexed_bitset& nodes_with_usable_gpus() const noexcept { return with_usable_; }
     const indexed_bitset& wholly_usable_nodes() const noexcept { return wholly_usable_; }
+
+    // Heap bytes of what the policy keeps besides the state (its indexes and
+    // scratch): the memory benchmark adds them to the state's.
+    std::size_t memory_bytes() const noexcept { return with_usable_.memory_bytes() + wholly_usable_.memory_bytes(); }
 
     // Compares both bitsets with every node's usable GPUs: an empty string,
     // or the first node that disagrees. O(nodes): for tests.

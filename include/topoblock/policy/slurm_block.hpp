@@ -7,6 +7,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -158,6 +159,16 @@ public:
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file_block(k, d, at_least);
         }
+    }
+
+    // Heap bytes of what the policy keeps besides the state (its indexes and
+    // scratch): the memory benchmark adds them to the state's.
+    std::size_t memory_bytes() const noexcept {
+        std::size_t total = heap_bytes(block_sizes_) + heap_bytes(counts_) + heap_bytes(taken_) + heap_bytes(ll_sums_) +
+                            heap_bytes(sorted_) + heap_bytes(closed_) + heap_bytes(required_) + heap_bytes(qualifying_) +
+                            nested_heap_bytes(blocks_by_qualifying_) + heap_bytes(qualifying_total_) + heap_bytes(groups_);
+        for (const group_summary& g : groups_) total += heap_bytes(g.free_nodes) + g.by_free_nodes.memory_bytes();
+        return total;
     }
 
     // Recounts the indexed mode's summaries from the nodes' usable GPUs:

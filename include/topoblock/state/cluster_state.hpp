@@ -11,6 +11,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -158,13 +159,13 @@ public:
         std::size_t allocation_bytes = 0;
     };
     memory_use memory() const noexcept {
-        const auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
         memory_use m;
-        m.cluster_bytes = sizeof(*this) + bytes(node_free_) + bytes(health_) + bytes(owner_) + bytes(domains_) +
-                          bytes(nodes_by_unheld_) + bytes(given_) + idle_domains_.memory_bytes() + bytes(touched_) + bytes(touch_mark_);
-        for (const auto& level : group_free_) m.cluster_bytes += level.memory_bytes();
-        m.allocation_bytes = bytes(slot_chunks_);
-        for (const auto& chunk : slot_chunks_) m.allocation_bytes += bytes(chunk);
+        m.cluster_bytes = sizeof(*this) + heap_bytes(node_free_) + heap_bytes(health_) + heap_bytes(owner_) +
+                          heap_bytes(domains_) + heap_bytes(nodes_by_unheld_) + heap_bytes(given_) +
+                          idle_domains_.memory_bytes() + heap_bytes(touched_) + heap_bytes(touch_mark_) +
+                          nested_heap_bytes(group_free_);
+        m.allocation_bytes = heap_bytes(slot_chunks_);
+        for (const auto& chunk : slot_chunks_) m.allocation_bytes += heap_bytes(chunk);
         for (std::uint32_t s = 0; s < slot_count_; ++s) m.allocation_bytes += at(s).record.pieces.heap_bytes();
         return m;
     }

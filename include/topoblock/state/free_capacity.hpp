@@ -1,5 +1,7 @@
 #pragma once
 
+#include <topoblock/support/heap_bytes.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -70,7 +72,7 @@ public:
         return true;
     }
 
-    std::size_t memory_bytes() const noexcept { return entries_.capacity() * sizeof(free_capacity); }
+    std::size_t memory_bytes() const noexcept { return heap_bytes(entries_); }
 
 private:
     static free_capacity max_of(const free_capacity& a, const free_capacity& b) noexcept {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <topoblock/support/heap_bytes.hpp>
+
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -240,7 +242,7 @@ public:
         return total;
     }
 
-    std::size_t memory_bytes() const noexcept { return (words_.capacity() + summary_.capacity()) * sizeof(std::uint64_t); }
+    std::size_t memory_bytes() const noexcept { return heap_bytes(words_) + heap_bytes(summary_); }
 
     friend bool operator==(const indexed_bitset&, const indexed_bitset&) = default;
 

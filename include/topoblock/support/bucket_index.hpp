@@ -1,6 +1,7 @@
 #pragma once
 
 #include <topoblock/support/bitset.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <bit>
 #include <cstddef>
@@ -50,8 +51,7 @@ public:
     }
 
     std::size_t memory_bytes() const noexcept {
-        return key_of_.capacity() * sizeof(std::uint32_t) + blocks_.capacity() * sizeof(std::uint64_t) +
-               counts_.capacity() * sizeof(std::uint32_t) + nonempty_.capacity() * sizeof(std::uint64_t);
+        return heap_bytes(key_of_) + heap_bytes(blocks_) + heap_bytes(counts_) + heap_bytes(nonempty_);
     }
 
     // The non-empty key at or above `key`, or npos32.

@@ -6,6 +6,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <topoblock/support/bucket_index.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 
 #include <bit>
 #include <cstddef>
@@ -97,6 +98,13 @@ public:
     }
 
     bool kept() const noexcept { return kept_; }
+    std::size_t memory_bytes() const noexcept {
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_);
+        for (const window_size& size : sizes_)
+            total += heap_bytes(size.free) + heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() +
+                     size.mixed_by_free.memory_bytes();
+        return total;
+    }
     // The lowest wholly free, open domain, or npos32. Only when kept().
     std::uint32_t first_wholly_free() const noexcept {
         const std::size_t d = wholly_free_.find_first();
