@@ -37,17 +37,20 @@ public:
     std::uint32_t count(std::uint32_t key) const noexcept { return counts_[key]; }
 
     void assign(std::uint32_t item, std::uint32_t key) noexcept {
-        const std::uint32_t old = key_of_[item];
+        std::uint32_t& filed = key_of_[item];
+        const std::uint32_t old = filed;
         if (old == key) return;
-        key_of_[item] = key;
-        if (old != npos32) take_out(item, old);
-        put_in(item, key);
+        filed = key;
+        const item_bits at = bits_of(item);
+        if (old != npos32) take_out(at, old);
+        put_in(at, key);
     }
     void remove(std::uint32_t item) noexcept {
-        const std::uint32_t old = key_of_[item];
+        std::uint32_t& filed = key_of_[item];
+        const std::uint32_t old = filed;
         if (old == npos32) return;
-        key_of_[item] = npos32;
-        take_out(item, old);
+        filed = npos32;
+        take_out(bits_of(item), old);
     }
 
     std::size_t memory_bytes() const noexcept {
@@ -127,22 +130,28 @@ private:
     // A key's block: its summary words, then its item words.
     const std::uint64_t* block(std::uint32_t key) const noexcept { return blocks_.data() + std::size_t{key} * stride_; }
     std::uint64_t* block(std::uint32_t key) noexcept { return blocks_.data() + std::size_t{key} * stride_; }
-    // put_in and take_out read the sizes into locals first: they are 64-bit
-    // like the words stored, so the compiler would otherwise reload them
-    // after every store.
-    void put_in(std::uint32_t item, std::uint32_t key) noexcept {
-        const std::size_t summaries = summaries_per_key_;
-        std::uint64_t* b = block(key);
+    // Where an item sits in any key's block: its word (after the summary
+    // words) and bit, its summary word and bit. A move computes them once
+    // for both keys.
+    struct item_bits {
+        std::size_t word;
+        std::uint64_t bit;
+        std::size_t summary;
+        std::uint64_t summary_bit;
+    };
+    item_bits bits_of(std::uint32_t item) const noexcept {
         const std::size_t w = item / 64;
-        b[summaries + w] |= std::uint64_t{1} << (item % 64);
-        b[w / 64] |= std::uint64_t{1} << (w % 64);
+        return {summaries_per_key_ + w, std::uint64_t{1} << (item % 64), w / 64, std::uint64_t{1} << (w % 64)};
+    }
+    void put_in(const item_bits& at, std::uint32_t key) noexcept {
+        std::uint64_t* b = block(key);
+        b[at.word] |= at.bit;
+        b[at.summary] |= at.summary_bit;
         if (counts_[key]++ == 0) nonempty_[key / 64] |= std::uint64_t{1} << (key % 64);
     }
-    void take_out(std::uint32_t item, std::uint32_t key) noexcept {
-        const std::size_t summaries = summaries_per_key_;
+    void take_out(const item_bits& at, std::uint32_t key) noexcept {
         std::uint64_t* b = block(key);
-        const std::size_t w = item / 64;
-        if ((b[summaries + w] &= ~(std::uint64_t{1} << (item % 64))) == 0) b[w / 64] &= ~(std::uint64_t{1} << (w % 64));
+        if ((b[at.word] &= ~at.bit) == 0) b[at.summary] &= ~at.summary_bit;
         if (--counts_[key] == 0) nonempty_[key / 64] &= ~(std::uint64_t{1} << (key % 64));
     }
 
