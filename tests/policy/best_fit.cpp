@@ -1,3 +1,5 @@
+#include "unattached.hpp"
+
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/best_fit.hpp>
 #include <topoblock/support/bucket_index.hpp>
@@ -217,4 +219,8 @@ TEST_CASE("best-fit keeps its buckets itself: checked against the state, counted
     REQUIRE(slow);
     CHECK(slow->policy().memory_bytes() == 0);
     CHECK(slow->policy().check(slow->state()).empty());
+}
+
+TEST_CASE("best-fit decides the same when never attached: scans instead of its buckets") {
+    test::same_without_attach(best_fit{}, 6);
 }

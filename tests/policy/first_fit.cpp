@@ -1,3 +1,5 @@
+#include "unattached.hpp"
+
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/first_fit.hpp>
 #include <topoblock/topology/presets.hpp>
@@ -69,4 +71,8 @@ TEST_CASE("first-fit keeps its node bitsets itself, through failures and release
     CHECK(a->policy().check(a->state()).empty());
     // 36 nodes: a word and a summary word per bitset.
     CHECK(a->policy().memory_bytes() == 4 * sizeof(std::uint64_t));
+}
+
+TEST_CASE("first-fit decides the same when never attached: a scan of every node") {
+    test::same_without_attach(first_fit{}, 5);
 }

@@ -9,7 +9,6 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/topology/topology.hpp>
-#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <cstdint>

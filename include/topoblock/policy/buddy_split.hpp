@@ -8,8 +8,8 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
-#include <topoblock/topology/topology.hpp>
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -9,8 +9,8 @@
 #include <topoblock/state/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
-#include <topoblock/topology/topology.hpp>
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <bit>

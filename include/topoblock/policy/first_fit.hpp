@@ -6,7 +6,6 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
-#include <topoblock/support/heap_bytes.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -61,22 +60,26 @@ struct first_fit {
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         const topology& topo = state.topo();
+        const node_id nodes = topo.node_count();
+        // The next node at or after n in `set`. A first-fit never attached
+        // to a state (not made by an allocator) reads every node's usable
+        // GPUs instead: the same answer, in O(nodes).
+        const bool kept = with_usable_.size() == nodes;
+        const auto next = [&](const indexed_bitset& set, node_id n) -> node_id {
+            return kept ? static_cast<node_id>(set.find_next(n)) : next_scanned(state, n, &set == &wholly_usable_);
+        };
         if (req.takes_whole_nodes()) {
             std::uint32_t taken = 0;  // nodes, or GPUs for a whole-node GPU request
-            for (std::size_t n = wholly_usable_.find_first(); taken < req.count && n < wholly_usable_.size();
-                 n = wholly_usable_.find_next(n + 1)) {
-                const auto id = static_cast<node_id>(n);
-                out.add(id, state.usable_gpus(id));
-                taken += req.what == unit::nodes ? 1 : topo.node(id).gpus;
+            for (node_id n = next(wholly_usable_, 0); taken < req.count && n < nodes; n = next(wholly_usable_, n + 1)) {
+                out.add(n, state.usable_gpus(n));
+                taken += req.what == unit::nodes ? 1 : topo.node(n).gpus;
             }
             return taken >= req.count ? errc::ok : errc::fragmented;
         }
         std::uint32_t missing = req.count;
-        for (std::size_t n = with_usable_.find_first(); missing > 0 && n < with_usable_.size();
-             n = with_usable_.find_next(n + 1)) {
-            const auto id = static_cast<node_id>(n);
-            const gpu_mask mine = lowest_bits(state.usable_gpus(id), missing);
-            out.add(id, mine);
+        for (node_id n = next(with_usable_, 0); missing > 0 && n < nodes; n = next(with_usable_, n + 1)) {
+            const gpu_mask mine = lowest_bits(state.usable_gpus(n), missing);
+            out.add(n, mine);
             missing -= count_bits(mine);
         }
         return missing == 0 ? errc::ok : errc::insufficient_free;
@@ -107,6 +110,17 @@ struct first_fit {
     }
 
 private:
+    // The next node at or after n with usable GPUs (wholly usable when
+    // `whole`), read from the state: place()'s answer when not attached.
+    template <class State>
+    static node_id next_scanned(const State& state, node_id n, bool whole) noexcept {
+        for (; n < state.topo().node_count(); ++n) {
+            const gpu_mask usable = state.usable_gpus(n);
+            if (whole ? usable == state.node_full_mask(n) : usable != 0) return n;
+        }
+        return state.topo().node_count();
+    }
+
     indexed_bitset with_usable_;
     indexed_bitset wholly_usable_;
 };

@@ -6,8 +6,8 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
-#include <topoblock/topology/topology.hpp>
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <bit>
