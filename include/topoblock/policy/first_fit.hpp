@@ -60,26 +60,27 @@ struct first_fit {
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         const topology& topo = state.topo();
-        const node_id nodes = topo.node_count();
-        // The next node at or after n in `set`. A first-fit never attached
-        // to a state (not made by an allocator) reads every node's usable
-        // GPUs instead: the same answer, in O(nodes).
-        const bool kept = with_usable_.size() == nodes;
-        const auto next = [&](const indexed_bitset& set, node_id n) -> node_id {
-            return kept ? static_cast<node_id>(set.find_next(n)) : next_scanned(state, n, &set == &wholly_usable_);
-        };
+        // A first-fit never attached to a state (not made by an allocator)
+        // decides with an attached copy (place_attached): the same answer,
+        // in O(nodes).
+        if (with_usable_.size() != topo.node_count()) [[unlikely]]
+            return place_attached(state, req, out);
         if (req.takes_whole_nodes()) {
             std::uint32_t taken = 0;  // nodes, or GPUs for a whole-node GPU request
-            for (node_id n = next(wholly_usable_, 0); taken < req.count && n < nodes; n = next(wholly_usable_, n + 1)) {
-                out.add(n, state.usable_gpus(n));
-                taken += req.what == unit::nodes ? 1 : topo.node(n).gpus;
+            for (std::size_t n = wholly_usable_.find_first(); taken < req.count && n < wholly_usable_.size();
+                 n = wholly_usable_.find_next(n + 1)) {
+                const auto id = static_cast<node_id>(n);
+                out.add(id, state.usable_gpus(id));
+                taken += req.what == unit::nodes ? 1 : topo.node(id).gpus;
             }
             return taken >= req.count ? errc::ok : errc::fragmented;
         }
         std::uint32_t missing = req.count;
-        for (node_id n = next(with_usable_, 0); missing > 0 && n < nodes; n = next(with_usable_, n + 1)) {
-            const gpu_mask mine = lowest_bits(state.usable_gpus(n), missing);
-            out.add(n, mine);
+        for (std::size_t n = with_usable_.find_first(); missing > 0 && n < with_usable_.size();
+             n = with_usable_.find_next(n + 1)) {
+            const auto id = static_cast<node_id>(n);
+            const gpu_mask mine = lowest_bits(state.usable_gpus(id), missing);
+            out.add(id, mine);
             missing -= count_bits(mine);
         }
         return missing == 0 ? errc::ok : errc::insufficient_free;
@@ -100,25 +101,28 @@ struct first_fit {
         const topology& topo = state.topo();
         if (with_usable_.size() != topo.node_count()) return "first-fit: not attached to this state";
         for (node_id n = 0; n < topo.node_count(); ++n) {
-            const gpu_mask usable = state.usable_gpus(n);
-            const char* wrong = with_usable_.test(n) != (usable != 0) ? "usable-node"
-                                : wholly_usable_.test(n) != (usable == state.node_full_mask(n)) ? "wholly-usable-node"
-                                                                                                : nullptr;
+            const char* wrong = with_usable_.test(n) != belongs(state, n, false)    ? "usable-node"
+                                : wholly_usable_.test(n) != belongs(state, n, true) ? "wholly-usable-node"
+                                                                                    : nullptr;
             if (wrong != nullptr) return std::string("first-fit: stale ") + wrong + " bit at node '" + topo.node(n).name + "'";
         }
         return {};
     }
 
 private:
-    // The next node at or after n with usable GPUs (wholly usable when
-    // `whole`), read from the state: place()'s answer when not attached.
+    // Whether node n belongs in the wholly usable set (`whole`) or in the
+    // set with usable GPUs, read from the state: what check() expects.
     template <class State>
-    static node_id next_scanned(const State& state, node_id n, bool whole) noexcept {
-        for (; n < state.topo().node_count(); ++n) {
-            const gpu_mask usable = state.usable_gpus(n);
-            if (whole ? usable == state.node_full_mask(n) : usable != 0) return n;
-        }
-        return state.topo().node_count();
+    static bool belongs(const State& state, node_id n, bool whole) noexcept {
+        const gpu_mask usable = state.usable_gpus(n);
+        return whole ? usable == state.node_full_mask(n) : usable != 0;
+    }
+
+    template <class State>
+    static errc place_attached(const State& state, const request& req, placement& out) {
+        first_fit attached;
+        attached.attach(state);
+        return attached.place(state, req, out);
     }
 
     indexed_bitset with_usable_;

@@ -206,13 +206,13 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
         // domain that holds it alone, so the rule ends at windows of one
         // domain with the lowest wholly free one, which the windows know.
         // This keeps 65-72 GPU buddy jobs and refusals off the scan below.
-        if (size <= units.capacity_of(0)) {
+        const std::uint64_t per_domain = units.capacity_of(0);
+        if (size <= per_domain) {
             const std::uint32_t d = windows->first_wholly_free();
             if (d == npos32) return false;
             chosen.push_back(d);
             return true;
         }
-        const std::uint64_t per_domain = units.capacity_of(0);
         const std::uint64_t needed = (size + per_domain - 1) / per_domain;
         return needed <= domains && windows->pick(static_cast<std::uint32_t>(needed), chosen);
     }
