@@ -211,6 +211,23 @@ TEST_CASE("best-fit keeps its buckets itself: checked against the state, counted
     CHECK(stale.check(a->state()) == "best-fit: free-GPU bucket of domain 'rack01' is wrong");
     CHECK(a->policy().check(a->state()).empty());
 
+    // A full domain and a closed one are filed nowhere: no job can use them.
+    const auto whole = a->allocate(request::gpus(72));  // rack02 is down a tray: rack03
+    CHECK(a->state().domain(2).free_gpus == 0);
+    CHECK_FALSE(by_gpus.contains(2));
+    CHECK_FALSE(a->policy().domains_by_free_nodes().contains(2));
+    const auto closing = a->allocate(request::gpus(8).with_exclusive_domain());  // rack02, the tightest idle one
+    CHECK_FALSE(a->state().domain_open(1));
+    CHECK_FALSE(by_gpus.contains(1));
+    CHECK_FALSE(a->policy().domains_by_free_nodes().contains(1));
+    CHECK(by_gpus.count(72) == 13);
+    CHECK(a->policy().check(a->state()).empty());
+    REQUIRE(a->release(whole));
+    REQUIRE(a->release(closing));
+    CHECK(by_gpus.key_of(1) == 68);
+    CHECK(by_gpus.key_of(2) == 72);
+    CHECK(a->policy().check(a->state()).empty());
+
     // Its memory is its two indexes': 16 domains by up to 72 GPUs and 18 nodes.
     CHECK(a->policy().memory_bytes() == bucket_index(16, 72).memory_bytes() + bucket_index(16, 18).memory_bytes());
     best_fit naive;

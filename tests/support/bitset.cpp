@@ -137,10 +137,16 @@ TEST_CASE("bucket_index answers best-fit questions like a linear scan") {
     std::vector<std::uint32_t> key(items, npos32);
     for (int op = 0; op < 20000; ++op) {
         const std::uint32_t item = r.between(0, items - 1);
-        if (r.chance(85)) {
+        if (r.chance(45)) {
             const std::uint32_t k = r.between(0, max_key);
             index.assign(item, k);
             key[item] = k;
+        } else if (r.chance(75)) {
+            // Key 0 files the item nowhere (a third of these are 0).
+            const std::uint32_t k = r.chance(33) ? 0 : r.between(1, max_key);
+            index.assign_nonzero(item, k);
+            key[item] = k == 0 ? npos32 : k;
+            REQUIRE(bucket_index::nonzero_key(k) == key[item]);
         } else {
             index.remove(item);
             key[item] = npos32;
@@ -155,6 +161,7 @@ TEST_CASE("bucket_index answers best-fit questions like a linear scan") {
         for (std::uint32_t i = 0; i < items; ++i)
             if (key[i] != npos32 && key[i] <= want && (largest == npos32 || key[i] > largest)) largest = key[i];
         REQUIRE(index.previous_key(want) == largest);
+        REQUIRE(index.count(want) == static_cast<std::uint32_t>(std::count(key.begin(), key.end(), want)));
     }
 }
 

@@ -53,21 +53,21 @@ struct best_fit {
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // A closed domain (an exclusive job holds it) is filed nowhere.
+    // A domain is filed under its free GPUs (free whole nodes) while it is
+    // open and has some; a full or closed domain is filed nowhere, as no job
+    // can use it. Every lookup asks for at least one GPU or node, so the
+    // answers are those of filing it under 0, and a rack a multi-domain job
+    // takes whole leaves its buckets in half a move.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
-        if (state.domain_open(d)) {
-            const auto& c = state.domain(d);
-            by_free_gpus_.assign(d, c.free_gpus);
-            by_free_nodes_.assign(d, c.free_nodes);
-        } else {
-            by_free_gpus_.remove(d);
-            by_free_nodes_.remove(d);
-        }
+        const usable_share u = usable_free(state, d);
+        by_free_gpus_.assign_nonzero(d, u.gpus);
+        by_free_nodes_.assign_nonzero(d, u.nodes);
     }
 
-    // Open domains filed by free GPUs / free whole nodes (empty when naive).
+    // Domains filed by free GPUs / free whole nodes: the open ones with
+    // some (empty when naive).
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
 
@@ -83,11 +83,10 @@ struct best_fit {
         const topology& topo = state.topo();
         if (by_free_gpus_.items() != topo.domain_count()) return "best-fit: not attached to this state";
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
-            const bool open = state.domain_open(d);
-            const auto& c = state.domain(d);
-            const char* wrong = by_free_gpus_.key_of(d) != (open ? c.free_gpus : npos32)    ? "free-GPU"
-                                : by_free_nodes_.key_of(d) != (open ? c.free_nodes : npos32) ? "free-node"
-                                                                                             : nullptr;
+            const usable_share u = usable_free(state, d);
+            const char* wrong = by_free_gpus_.key_of(d) != bucket_index::nonzero_key(u.gpus)    ? "free-GPU"
+                                : by_free_nodes_.key_of(d) != bucket_index::nonzero_key(u.nodes) ? "free-node"
+                                                                                                 : nullptr;
             if (wrong != nullptr) return std::string("best-fit: ") + wrong + " bucket of domain '" + topo.domain(d).name + "' is wrong";
         }
         return {};
@@ -118,6 +117,19 @@ struct best_fit {
     }
 
 private:
+    // Free GPUs and free whole nodes a new job may use in domain d: none
+    // while it is closed.
+    struct usable_share {
+        std::uint32_t gpus = 0;
+        std::uint32_t nodes = 0;
+    };
+    template <class State>
+    static usable_share usable_free(const State& state, domain_id d) noexcept {
+        if (!state.domain_open(d)) return {};
+        const auto& c = state.domain(d);
+        return {c.free_gpus, c.free_nodes};
+    }
+
     // The usable domain with the least free capacity >= size, or npos32.
     template <class State>
     domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) const {

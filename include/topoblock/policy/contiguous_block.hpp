@@ -365,8 +365,7 @@ public:
         const detail::block_summary before = summaries_[d];
         summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
         const detail::block_summary& now = summaries_[d];
-        if (now.free_blocks == 0) by_free_blocks_.remove(d);
-        else by_free_blocks_.assign(d, now.free_blocks);
+        by_free_blocks_.assign_nonzero(d, now.free_blocks);
         if (before.free_blocks != 0 && before.longest_run_gpus != now.longest_run_gpus)
             by_run_[run_index(before.longest_run_gpus)].remove(d);
         if (now.free_blocks != 0) by_run_[run_index(now.longest_run_gpus)].assign(d, now.free_blocks);
@@ -429,7 +428,7 @@ public:
             if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
-            if (by_free_blocks_.key_of(d) != (s.free_blocks == 0 ? npos32 : s.free_blocks))
+            if (by_free_blocks_.key_of(d) != bucket_index::nonzero_key(s.free_blocks))
                 return "contiguous-block: free-block bucket is wrong" + where;
             for (std::size_t i = 0; i < run_lengths_.size(); ++i) {
                 const bool filed_here = s.free_blocks != 0 && run_lengths_[i] == s.longest_run_gpus;

@@ -146,8 +146,7 @@ public:
                 const std::uint32_t group = d >> level;
                 g.free_nodes[group] = g.free_nodes[group] - whole_before + whole;
                 if (!g.indexed) continue;
-                if (g.free_nodes[group] == 0) g.by_free_nodes.remove(group);
-                else g.by_free_nodes.assign(group, g.free_nodes[group]);
+                g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
             }
         }
         // Nodes with at least k unheld GPUs, for k from the most down. A
@@ -199,7 +198,7 @@ public:
             for (std::uint32_t t = 0; t < thresholds_; ++t) {
                 const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
                 if (qualifying_[std::size_t{b} * thresholds_ + t] != recount[t]) return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[t].key_of(b) != (recount[t] == 0 ? npos32 : recount[t]))
+                if (blocks_by_qualifying_[t].key_of(b) != bucket_index::nonzero_key(recount[t]))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
                 totals[t] += recount[t];
             }
@@ -213,7 +212,7 @@ public:
             if (group_nodes[level] != g.free_nodes) return "slurm-block: group free nodes are wrong" + where;
             if (!g.indexed) continue;
             for (std::uint32_t group = 0; group < g.free_nodes.size(); ++group)
-                if (g.by_free_nodes.key_of(group) != (g.free_nodes[group] == 0 ? npos32 : g.free_nodes[group]))
+                if (g.by_free_nodes.key_of(group) != bucket_index::nonzero_key(g.free_nodes[group]))
                     return "slurm-block: group bucket is wrong" + where;
         }
         return {};
@@ -725,8 +724,7 @@ private:
         if (kept == count) return;
         qualifying_total_[t] = qualifying_total_[t] - kept + count;
         kept = count;
-        if (count == 0) blocks_by_qualifying_[t].remove(b);
-        else blocks_by_qualifying_[t].assign(b, count);
+        blocks_by_qualifying_[t].assign_nonzero(b, count);
     }
 
     // The item with the fewest (>= rem) qualifying nodes, the later on ties.

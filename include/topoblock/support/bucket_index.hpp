@@ -36,22 +36,14 @@ public:
     // Items filed under `key`.
     std::uint32_t count(std::uint32_t key) const noexcept { return counts_[key]; }
 
-    void assign(std::uint32_t item, std::uint32_t key) noexcept {
-        std::uint32_t& filed = key_of_[item];
-        const std::uint32_t old = filed;
-        if (old == key) return;
-        filed = key;
-        const item_bits at = bits_of(item);
-        if (old != npos32) take_out(at, old);
-        put_in(at, key);
-    }
-    void remove(std::uint32_t item) noexcept {
-        std::uint32_t& filed = key_of_[item];
-        const std::uint32_t old = filed;
-        if (old == npos32) return;
-        filed = npos32;
-        take_out(bits_of(item), old);
-    }
+    void assign(std::uint32_t item, std::uint32_t key) noexcept { refile(item, key); }
+    // Files the item under `key`, or nowhere when `key` is 0: for indexes
+    // whose every lookup asks for at least 1, where a bucket for 0 would
+    // answer nothing and cost a move on every change to or from 0.
+    void assign_nonzero(std::uint32_t item, std::uint32_t key) noexcept { refile(item, nonzero_key(key)); }
+    // Where assign_nonzero files an item of `key`: the key, or npos32 for 0.
+    static constexpr std::uint32_t nonzero_key(std::uint32_t key) noexcept { return key == 0 ? npos32 : key; }
+    void remove(std::uint32_t item) noexcept { refile(item, npos32); }
 
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(key_of_) + heap_bytes(blocks_) + heap_bytes(counts_) + heap_bytes(nonempty_);
@@ -142,6 +134,16 @@ private:
     item_bits bits_of(std::uint32_t item) const noexcept {
         const std::size_t w = item / 64;
         return {summaries_per_key_ + w, std::uint64_t{1} << (item % 64), w / 64, std::uint64_t{1} << (w % 64)};
+    }
+    // Moves the item to `key` (npos32: out of every bucket).
+    void refile(std::uint32_t item, std::uint32_t key) noexcept {
+        std::uint32_t& filed = key_of_[item];
+        const std::uint32_t old = filed;
+        if (old == key) return;
+        filed = key;
+        const item_bits at = bits_of(item);
+        if (old != npos32) take_out(at, old);
+        if (key != npos32) put_in(at, key);
     }
     void put_in(const item_bits& at, std::uint32_t key) noexcept {
         std::uint64_t* b = block(key);

@@ -38,8 +38,9 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 // The aligned windows of pick_whole_domains, kept by a policy on a cluster
 // of like domains (every domain the same nodes of the same GPUs): per window
 // size 2^k, each window's count of wholly free domains, and the windows
-// filed by that count, those inside one group of the nearest level apart
-// from the others. A domain's change moves one window per size, and only
+// filed by that count (those with none filed nowhere: every job asks for
+// two or more), those inside one group of the nearest level apart from the
+// others. A domain's change moves one window per size, and only
 // when it becomes or stops being wholly free; a multi-domain job then costs
 // a bucket lookup per window size instead of a pass over every domain.
 // Sizes with few windows (at most `filed_above`) keep only the counts and
@@ -76,7 +77,6 @@ public:
                 const std::uint64_t start = w * p, end = start + p < domains ? start + p : domains;
                 for (std::uint64_t d = start; level != nullptr && d < end; ++d)
                     if (level->group_of_domain[d] != level->group_of_domain[start]) size.one_group[w] = 0;
-                if (size.filed) (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, 0);
             }
             if (p >= domains) break;
         }
@@ -93,7 +93,8 @@ public:
             window_size& size = sizes_[k];
             const std::uint32_t w = d >> k;
             size.free[w] = now ? size.free[w] + 1 : size.free[w] - 1;
-            if (size.filed) (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, size.free[w]);
+            if (size.filed)
+                (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, size.free[w]);
         }
     }
 
@@ -145,7 +146,8 @@ public:
                 if (!size.filed) continue;
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
-                if (filed.key_of(w) != free || other.contains(w)) return "whole-domain windows: misfiled window";
+                if (filed.key_of(w) != bucket_index::nonzero_key(free) || other.contains(w))
+                    return "whole-domain windows: misfiled window";
             }
         }
         return {};
