@@ -389,18 +389,6 @@ private:
         void walk(domain_id d, std::uint32_t skip, F&& take) const {
             if (!allowed(d)) return;
             const domain_shape info = state.topo().shape(d);
-            if (j.whole && self.use_indexes) {
-                if (info.gpus_per_node < j.min_gpus) return;
-                const auto& free = state.free_nodes_in(d);
-                for (std::size_t i = free.find_first(); i < info.node_count; i = free.find_next(i + 1)) {
-                    if (skip > 0) {
-                        --skip;
-                        continue;
-                    }
-                    if (!take(static_cast<node_id>(info.first_node + i))) return;
-                }
-                return;
-            }
             if (!j.whole && self.use_indexes) {
                 // Up nodes with at least min_gpus unheld GPUs: the union of
                 // the state's sets, a word at a time.
@@ -429,6 +417,42 @@ private:
                 if (!take(id)) return;
             }
         }
+        // Adds the qualifying nodes of domain d in index order, skipping the
+        // first `skip`, until `rem` are taken; returns how many it took. A
+        // whole-node job takes the wholly free nodes a run at a time (a block
+        // taken whole is one run, not 18 nodes): the same nodes in the same
+        // order, so the same placement as a node at a time.
+        std::uint32_t take_nodes(domain_id d, std::uint32_t skip, std::uint32_t rem) const {
+            std::uint32_t added = 0;
+            if (!j.whole || !self.use_indexes) {
+                walk(d, skip, [&](node_id n) {
+                    add(n, ++added == rem);
+                    return added < rem;
+                });
+                return added;
+            }
+            if (!allowed(d)) return 0;
+            const domain_shape info = state.topo().shape(d);
+            if (info.gpus_per_node < j.min_gpus) return 0;
+            const auto& free = state.free_nodes_in(d);
+            const gpu_mask full = full_gpu_mask(info.gpus_per_node);
+            for (std::size_t i = free.find_first(); i < info.node_count && added < rem; i = free.find_next(i)) {
+                const auto run_end = static_cast<std::uint32_t>(std::min<std::size_t>(free.find_next_clear(i), info.node_count));
+                auto first = static_cast<std::uint32_t>(i);
+                const std::uint32_t passed = std::min(skip, run_end - first);
+                skip -= passed;
+                first += passed;
+                const std::uint32_t count = std::min(run_end - first, rem - added);
+                added += count;
+                // The job's last node may take fewer GPUs (add(n, true)).
+                const bool short_last = count > 0 && added == rem && j.last_gpus != 0;
+                out.add_nodes(info.first_node + first, short_last ? count - 1 : count, full);
+                if (short_last) out.add(info.first_node + first + count - 1, lowest_bits(full, j.last_gpus));
+                i = run_end;
+            }
+            return added;
+        }
+
         // A whole-node job walks only wholly free, usable nodes, so their
         // usable GPUs are all of them.
         void add(node_id n, bool last) const {
@@ -493,12 +517,7 @@ private:
             }
             if (plan.per_group == 1) {
                 // _choose_best_bblock has one candidate, which holds the part.
-                std::uint32_t rem = j.part;
-                walk(group, 0, [&](node_id n) {
-                    add(n, --rem == 0);
-                    return rem > 0;
-                });
-                result = rem == 0 ? errc::ok : shortfall();
+                result = take_nodes(group, 0, j.part) == j.part ? errc::ok : shortfall();
                 return true;
             }
             const std::uint32_t blocks = shape.block_count;
@@ -527,10 +546,7 @@ private:
             for (domain_id d = shape.block_count; d < topo.domain_count(); ++d) usable += usable_in(d);
             if (usable < j.nodes) return shortfall();
             for (domain_id d = shape.block_count; d < topo.domain_count() && missing > 0; ++d)
-                walk(d, 0, [&](node_id n) {
-                    add(n, --missing == 0);
-                    return missing > 0;
-                });
+                missing -= take_nodes(d, 0, missing);
             return errc::ok;
         }
 
@@ -629,12 +645,11 @@ private:
                 required[p.block] = 1;
                 // A block of an earlier spread segment counts as empty: it
                 // may be chosen, but it gives no node.
-                if (closed[p.block] == 0)
-                    walk(p.block, taken[p.block], [&](node_id n) {
-                        ++taken[p.block];
-                        add(n, --rem == 0);
-                        return rem > 0;
-                    });
+                if (closed[p.block] == 0) {
+                    const std::uint32_t got = take_nodes(p.block, taken[p.block], rem);
+                    taken[p.block] += got;
+                    rem -= got;
+                }
                 if (rem == 0) return true;
                 if (!p.same_ll) --max_ll;
             }
