@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,27 @@ struct counting_best_fit : best_fit {
     void attach(const State&) { ++*attached; }
     template <class State>
     void on_domain_change(const State&, domain_id) { ++*changes; }
+};
+
+// Records how change notifications arrive: domain by domain, or several
+// domains of one change in one call. `single` false: it has only the
+// several-domain hook, which then receives every change.
+template <bool Single>
+struct recording_best_fit : best_fit {
+    std::vector<std::vector<domain_id>>* calls;
+    template <class State>
+    void on_domain_change(const State& state, domain_id d)
+        requires Single
+    {
+        calls->push_back({d});
+        best_fit::on_domain_change(state, d);
+    }
+    template <class State>
+    void on_domains_change(const State& state, std::span<const domain_id> changed) {
+        calls->emplace_back(changed.begin(), changed.end());
+        calls->back().push_back(npos32);  // marks the several-domain hook
+        for (domain_id d : changed) best_fit::on_domain_change(state, d);
+    }
 };
 
 static_assert(placement_policy<last_fit, basic_cluster_state<default_capacity>>);
@@ -186,6 +208,29 @@ TEST_CASE("optional policy hooks are called") {
     CHECK(changes == 4);
     REQUIRE(a->down(3));
     CHECK(changes == 5);
+}
+
+TEST_CASE("a change of several domains reaches a policy in one call when it asks for that") {
+    std::vector<std::vector<domain_id>> calls;
+    const auto run = [&](auto policy) {
+        calls.clear();
+        policy.calls = &calls;
+        auto a = *allocator<decltype(policy)>::create(gb200_nvl72(4), policy);
+        calls.clear();  // attach() filed every domain through best-fit's own hook
+        const auto big = *a.try_allocate(request::gpus(216));  // three racks, whole
+        const auto small = *a.try_allocate(request::gpus(4));  // the fourth
+        REQUIRE(a.release(big));
+        REQUIRE(a.down(0));
+        CHECK(a.policy().check(a.state()).empty());
+        (void)small;
+    };
+    const std::vector<domain_id> three{0, 1, 2, npos32};
+    run(recording_best_fit<true>{});
+    // One domain: on_domain_change; several: one on_domains_change.
+    CHECK(calls == std::vector<std::vector<domain_id>>{three, {3}, three, {0}});
+    run(recording_best_fit<false>{});
+    // Without on_domain_change, every change comes as a span.
+    CHECK(calls == std::vector<std::vector<domain_id>>{three, {3, npos32}, three, {0, npos32}});
 }
 
 TEST_CASE("requests are checked before any policy runs") {

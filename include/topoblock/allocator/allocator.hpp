@@ -187,7 +187,7 @@ private:
     }
 
     void notify_policy() {
-        for (domain_id d : state_.touched_domains()) policy_traits<Policy>::domain_changed(policy_, state_, d);
+        policy_traits<Policy>::domains_changed(policy_, state_, state_.touched_domains());
     }
 
     state_type state_;

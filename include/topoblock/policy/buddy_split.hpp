@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -322,12 +323,16 @@ public:
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
         windows_.on_domain_change(state, d);
-        const std::uint64_t now = detail::free_buddy_levels_of(state, d);
-        for (std::uint64_t changed = now ^ levels_[d]; changed != 0; changed &= changed - 1) {
-            const auto level = static_cast<std::size_t>(std::countr_zero(changed));
-            at_level_[level].assign(d, (now >> level) & 1U);
-        }
-        levels_[d] = now;
+        refile_levels(state, d);
+    }
+    // The allocator's call when one change changed several domains (a
+    // multi-domain job), so that the whole-domain windows file each window
+    // once.
+    template <class State>
+    void on_domains_change(const State& state, std::span<const domain_id> changed) {
+        if (!use_indexes) return;
+        windows_.on_domains_change(state, changed);
+        for (domain_id d : changed) refile_levels(state, d);
     }
 
     template <class State>
@@ -425,6 +430,16 @@ public:
     }
 
 private:
+    // The levels at which domain d has a free buddy, and the level sets.
+    template <class State>
+    void refile_levels(const State& state, domain_id d) {
+        const std::uint64_t now = detail::free_buddy_levels_of(state, d);
+        for (std::uint64_t flipped = now ^ levels_[d]; flipped != 0; flipped &= flipped - 1) {
+            const auto level = static_cast<std::size_t>(std::countr_zero(flipped));
+            at_level_[level].assign(d, (now >> level) & 1U);
+        }
+        levels_[d] = now;
+    }
     template <class State>
     static std::uint32_t need(const State& state, const request& req, std::uint64_t count, domain_id d) noexcept {
         return detail::buddy_level(req, count, state.topo().shape(d).gpus_per_node);

@@ -6,6 +6,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <concepts>
+#include <span>
 #include <string_view>
 
 namespace topoblock {
@@ -36,6 +37,11 @@ namespace topoblock {
 // | p.attach(state)                   | once, when the allocator is built       |
 // | p.on_domain_change(state, d)      | after every change to domain d, for     |
 // |                                   | policies that keep their own summaries  |
+// | p.on_domains_change(state, ds)    | instead, for a change of several        |
+// |                                   | domains (a span, each once; all changes |
+// |                                   | without on_domain_change): a summary    |
+// |                                   | over several domains is refiled once,   |
+// |                                   | not once per domain                     |
 template <class P, class State>
 concept placement_policy = std::copy_constructible<P> &&
     requires(const P& policy, const State& state, const request& req, placement& out) {
@@ -61,9 +67,20 @@ struct policy_traits {
     static void attach(P& policy, const State& state) {
         if constexpr (requires { policy.attach(state); }) policy.attach(state);
     }
+    // A change of one domain (most of them) goes to on_domain_change when
+    // the policy has it.
     template <class State>
-    static void domain_changed(P& policy, const State& state, domain_id d) {
-        if constexpr (requires { policy.on_domain_change(state, d); }) policy.on_domain_change(state, d);
+    static void domains_changed(P& policy, const State& state, std::span<const domain_id> changed) {
+        constexpr bool one = requires(domain_id d) { policy.on_domain_change(state, d); };
+        constexpr bool several = requires { policy.on_domains_change(state, changed); };
+        if constexpr (one && several) {
+            if (changed.size() == 1) policy.on_domain_change(state, changed.front());
+            else policy.on_domains_change(state, changed);
+        } else if constexpr (several) {
+            policy.on_domains_change(state, changed);
+        } else if constexpr (one) {
+            for (domain_id d : changed) policy.on_domain_change(state, d);
+        }
     }
 };
 

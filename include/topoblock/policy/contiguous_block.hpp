@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -350,25 +351,20 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // The domain's summary depends only on its free sub-blocks, and they
-    // only on its wholly free nodes: most changes (a GPU taken on a partly
-    // used node, a node freed beside a busy one of its sub-block) leave them
-    // as they were, and then the summary and the buckets stand.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!use_indexes) return;
         windows_.on_domain_change(state, d);
-        const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
-        if (!keep(free_node_words_, d, nodes)) return;
-        const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
-        if (!keep(free_block_words_, d, blocks)) return;
-        const detail::block_summary before = summaries_[d];
-        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
-        const detail::block_summary& now = summaries_[d];
-        by_free_blocks_.assign_nonzero(d, now.free_blocks);
-        if (before.free_blocks != 0 && before.longest_run_gpus != now.longest_run_gpus)
-            by_run_[run_index(before.longest_run_gpus)].remove(d);
-        if (now.free_blocks != 0) by_run_[run_index(now.longest_run_gpus)].assign(d, now.free_blocks);
+        refile_blocks(state, d);
+    }
+    // The allocator's call when one change changed several domains (a
+    // multi-domain job), so that the whole-domain windows file each window
+    // once.
+    template <class State>
+    void on_domains_change(const State& state, std::span<const domain_id> changed) {
+        if (!use_indexes) return;
+        windows_.on_domains_change(state, changed);
+        for (domain_id d : changed) refile_blocks(state, d);
     }
 
     template <class State>
@@ -440,6 +436,25 @@ public:
     }
 
 private:
+    // The domain's summary depends only on its free sub-blocks, and they
+    // only on its wholly free nodes: most changes (a GPU taken on a partly
+    // used node, a node freed beside a busy one of its sub-block) leave them
+    // as they were, and then the summary and the buckets stand.
+    template <class State>
+    void refile_blocks(const State& state, domain_id d) {
+        const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
+        if (!keep(free_node_words_, d, nodes)) return;
+        const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
+        if (!keep(free_block_words_, d, blocks)) return;
+        const detail::block_summary before = summaries_[d];
+        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
+        const detail::block_summary& now = summaries_[d];
+        by_free_blocks_.assign_nonzero(d, now.free_blocks);
+        if (before.free_blocks != 0 && before.longest_run_gpus != now.longest_run_gpus)
+            by_run_[run_index(before.longest_run_gpus)].remove(d);
+        if (now.free_blocks != 0) by_run_[run_index(now.longest_run_gpus)].assign(d, now.free_blocks);
+    }
+
     // The index of by_run_ for a domain's longest run (a possible one).
     std::size_t run_index(std::uint32_t run_gpus) const noexcept { return run_slots_[run_gpus]; }
 

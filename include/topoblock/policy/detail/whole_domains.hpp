@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,19 +84,43 @@ public:
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
+    // The domains one change of the state changed, each once. A change of
+    // several domains counts them all first, then files each window they
+    // fall in once: a multi-domain job takes or gives back several domains
+    // of one window, which domain by domain would move the window once per
+    // domain.
+    template <class State>
+    void on_domains_change(const State& state, std::span<const domain_id> changed) {
+        if (changed.size() == 1) return on_domain_change(state, changed.front());
+        if (!kept_) return;
+        bool any = false;
+        for (domain_id d : changed) {
+            const bool now = wholly_free_and_open(state, d);
+            if (now == wholly_free_.test(d)) continue;
+            flip(d, now);
+            any = true;
+        }
+        if (!any) return;
+        for (std::size_t k = 0; k < sizes_.size(); ++k) {
+            if (!sizes_[k].filed) continue;
+            std::uint32_t last = npos32;
+            for (domain_id d : changed) {
+                const auto w = static_cast<std::uint32_t>(d >> k);
+                if (w == last) continue;  // one domain after another: often the same window
+                last = w;
+                file(sizes_[k], w);
+            }
+        }
+    }
+
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!kept_) return;
         const bool now = wholly_free_and_open(state, d);
         if (now == wholly_free_.test(d)) return;
-        wholly_free_.assign(d, now);
-        for (std::size_t k = 0; k < sizes_.size(); ++k) {
-            window_size& size = sizes_[k];
-            const std::uint32_t w = d >> k;
-            size.free[w] = now ? size.free[w] + 1 : size.free[w] - 1;
-            if (size.filed)
-                (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, size.free[w]);
-        }
+        flip(d, now);
+        for (std::size_t k = 0; k < sizes_.size(); ++k)
+            if (sizes_[k].filed) file(sizes_[k], d >> k);
     }
 
     bool kept() const noexcept { return kept_; }
@@ -162,6 +187,19 @@ private:
         bucket_index one_group_by_free;
         bucket_index mixed_by_free;
     };
+
+    // Domain d became (now) or stopped being wholly free: its bit and its
+    // windows' counts.
+    void flip(domain_id d, bool now) noexcept {
+        wholly_free_.assign(d, now);
+        for (std::size_t k = 0; k < sizes_.size(); ++k) {
+            std::uint32_t& free = sizes_[k].free[d >> k];
+            free = now ? free + 1 : free - 1;
+        }
+    }
+    static void file(window_size& size, std::uint32_t w) noexcept {
+        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, size.free[w]);
+    }
 
     // The window of this size that holds `domains`: inside one group first,
     // then the fewest wholly free, then the lowest; npos32 when none does.
