@@ -92,7 +92,7 @@ TEST_CASE("a one-word fixed_bitset (a domain's node mask) sets and clears ranges
     for (int op = 0; op < 4000; ++op) change_random_range(r, b, model, r.between(0, 64));
 }
 
-TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit copies included") {
+TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit copies and clear bits included") {
     test::rng r(7);
     for (std::size_t size : {1U, 63U, 64U, 65U, 4096U, 5000U, 300000U}) {
         CAPTURE(size);
@@ -124,6 +124,9 @@ TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit cop
             const std::size_t from = r.between(0, static_cast<std::uint32_t>(size));
             const auto it = model.lower_bound(from);
             REQUIRE(b.find_next(from) == (it == model.end() ? size : *it));
+            std::size_t clear = from;
+            while (clear < size && model.count(clear) != 0) ++clear;
+            REQUIRE(b.find_next_clear(from) == clear);
             REQUIRE(b.any() == !model.empty());
         }
         CHECK(b.count() == model.size());

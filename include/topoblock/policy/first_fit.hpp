@@ -65,23 +65,34 @@ struct first_fit {
         // in O(nodes).
         if (with_usable_.size() != topo.node_count()) [[unlikely]]
             return place_attached(state, req, out);
+        // Wholly usable nodes in a row are taken a run at a time (a rack a
+        // large job takes whole is one add, not 18): the same nodes, so the
+        // same placement as a node at a time.
         if (req.takes_whole_nodes()) {
-            std::uint32_t taken = 0;  // nodes, or GPUs for a whole-node GPU request
-            for (std::size_t n = wholly_usable_.find_first(); taken < req.count && n < wholly_usable_.size();
-                 n = wholly_usable_.find_next(n + 1)) {
-                const auto id = static_cast<node_id>(n);
-                out.add(id, state.usable_gpus(id));
-                taken += req.what == unit::nodes ? 1 : topo.node(id).gpus;
+            std::uint32_t missing = req.count;  // nodes, or GPUs for a whole-node GPU request
+            for (std::size_t n = wholly_usable_.find_first(); missing > 0 && n < wholly_usable_.size();
+                 n = wholly_usable_.find_next(n)) {
+                const std::uint32_t per_node = req.what == unit::nodes ? 1 : topo.place(static_cast<node_id>(n)).gpus;
+                const std::size_t start = n;
+                n = take_whole_run(topo, n, (missing + per_node - 1) / per_node, out);
+                missing -= static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, std::uint64_t{n - start} * per_node));
             }
-            return taken >= req.count ? errc::ok : errc::fragmented;
+            return missing == 0 ? errc::ok : errc::fragmented;
         }
         std::uint32_t missing = req.count;
-        for (std::size_t n = with_usable_.find_first(); missing > 0 && n < with_usable_.size();
-             n = with_usable_.find_next(n + 1)) {
+        for (std::size_t n = with_usable_.find_first(); missing > 0 && n < with_usable_.size(); n = with_usable_.find_next(n)) {
             const auto id = static_cast<node_id>(n);
+            const std::uint32_t gpus = topo.place(id).gpus;
+            if (missing >= gpus && wholly_usable_.test(n)) {
+                const std::size_t end = take_whole_run(topo, n, missing / gpus, out);
+                missing -= static_cast<std::uint32_t>(end - n) * gpus;
+                n = end;
+                continue;
+            }
             const gpu_mask mine = lowest_bits(state.usable_gpus(id), missing);
             out.add(id, mine);
             missing -= count_bits(mine);
+            ++n;
         }
         return missing == 0 ? errc::ok : errc::insufficient_free;
     }
@@ -116,6 +127,16 @@ private:
     static bool belongs(const State& state, node_id n, bool whole) noexcept {
         const gpu_mask usable = state.usable_gpus(n);
         return whole ? usable == state.node_full_mask(n) : usable != 0;
+    }
+
+    // Adds wholly usable node n and those after it in its domain, at most
+    // `most` in all, whole; returns the node after the last one taken.
+    std::size_t take_whole_run(const topology& topo, std::size_t n, std::size_t most, placement& out) const {
+        const node_place place = topo.place(static_cast<node_id>(n));
+        const std::size_t end =
+            std::min({wholly_usable_.find_next_clear(n), std::size_t{topo.shape(place.domain).end_node()}, n + most});
+        out.add_nodes(static_cast<node_id>(n), static_cast<std::uint32_t>(end - n), full_gpu_mask(place.gpus));
+        return end;
     }
 
     template <class State>

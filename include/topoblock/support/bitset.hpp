@@ -235,6 +235,19 @@ public:
         return next_word * 64 + static_cast<std::size_t>(std::countr_zero(words_[next_word]));
     }
     std::size_t find_first() const noexcept { return find_next(0); }
+    // The first clear bit at or after `from`, or size() when every bit from
+    // there is set: where a run of set bits ends, a word at a time.
+    std::size_t find_next_clear(std::size_t from) const noexcept {
+        if (from >= size_) return size_;
+        std::size_t w = from / 64;
+        std::uint64_t clear = ~words_[w] & (~std::uint64_t{0} << (from % 64));
+        while (clear == 0) {
+            if (++w == words_.size()) return size_;
+            clear = ~words_[w];
+        }
+        const std::size_t at = w * 64 + static_cast<std::size_t>(std::countr_zero(clear));
+        return at < size_ ? at : size_;
+    }
 
     std::size_t count() const noexcept {
         std::size_t total = 0;
