@@ -72,9 +72,10 @@ struct first_fit {
             std::uint32_t missing = req.count;  // nodes, or GPUs for a whole-node GPU request
             for (std::size_t n = wholly_usable_.find_first(); missing > 0 && n < wholly_usable_.size();
                  n = wholly_usable_.find_next(n)) {
-                const std::uint32_t per_node = req.what == unit::nodes ? 1 : topo.place(static_cast<node_id>(n)).gpus;
+                const node_place place = topo.place(static_cast<node_id>(n));
+                const std::uint32_t per_node = req.what == unit::nodes ? 1 : place.gpus;
                 const std::size_t start = n;
-                n = take_whole_run(topo, n, (missing + per_node - 1) / per_node, out);
+                n = take_whole_run(topo, place, n, (missing + per_node - 1) / per_node, out);
                 missing -= static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, std::uint64_t{n - start} * per_node));
             }
             return missing == 0 ? errc::ok : errc::fragmented;
@@ -82,9 +83,10 @@ struct first_fit {
         std::uint32_t missing = req.count;
         for (std::size_t n = with_usable_.find_first(); missing > 0 && n < with_usable_.size(); n = with_usable_.find_next(n)) {
             const auto id = static_cast<node_id>(n);
-            const std::uint32_t gpus = topo.place(id).gpus;
+            const node_place place = topo.place(id);
+            const std::uint32_t gpus = place.gpus;
             if (missing >= gpus && wholly_usable_.test(n)) {
-                const std::size_t end = take_whole_run(topo, n, missing / gpus, out);
+                const std::size_t end = take_whole_run(topo, place, n, missing / gpus, out);
                 missing -= static_cast<std::uint32_t>(end - n) * gpus;
                 n = end;
                 continue;
@@ -129,10 +131,11 @@ private:
         return whole ? usable == state.node_full_mask(n) : usable != 0;
     }
 
-    // Adds wholly usable node n and those after it in its domain, at most
-    // `most` in all, whole; returns the node after the last one taken.
-    std::size_t take_whole_run(const topology& topo, std::size_t n, std::size_t most, placement& out) const {
-        const node_place place = topo.place(static_cast<node_id>(n));
+    // Adds wholly usable node n (at `place`) and those after it in its
+    // domain, at most `most` in all, whole; returns the node after the last
+    // one taken.
+    std::size_t take_whole_run(const topology& topo, const node_place& place, std::size_t n, std::size_t most,
+                               placement& out) const {
         const std::size_t end =
             std::min({wholly_usable_.find_next_clear(n), std::size_t{topo.shape(place.domain).end_node()}, n + most});
         out.add_nodes(static_cast<node_id>(n), static_cast<std::uint32_t>(end - n), full_gpu_mask(place.gpus));

@@ -84,14 +84,14 @@ public:
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
-    // The domains one change of the state changed, each once. A change of
-    // several domains counts them all first, then files each window they
-    // fall in once: a multi-domain job takes or gives back several domains
-    // of one window, which domain by domain would move the window once per
-    // domain.
+    // The domains one change of the state changed, each once (the policies
+    // call it for a change of several; one domain goes to on_domain_change,
+    // policy_traits::domains_changed). Counts them all first, then files
+    // each window they fall in once: a multi-domain job takes or gives back
+    // several domains of one window, which domain by domain would move the
+    // window once per domain.
     template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
-        if (changed.size() == 1) return on_domain_change(state, changed.front());
         if (!kept_) return;
         bool any = false;
         for (domain_id d : changed) {
