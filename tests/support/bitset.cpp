@@ -168,7 +168,7 @@ TEST_CASE("bucket_index answers best-fit questions like a linear scan") {
     }
 }
 
-TEST_CASE("bucket_index finds the last item of a key like a std::set, across summary words") {
+TEST_CASE("bucket_index finds the last item and the non-empty keys like a std::set, across summary words") {
     test::rng r(13);
     // 9,000 items: 141 words per key, three summary words.
     for (std::uint32_t items : {1U, 64U, 65U, 300U, 4096U, 4097U, 9000U}) {
@@ -180,7 +180,11 @@ TEST_CASE("bucket_index finds the last item of a key like a std::set, across sum
         for (int op = 0; op < 4000; ++op) {
             // Keys 4 and 5 are rare: their few items leave whole summary
             // words clear, which the search must skip.
-            const std::uint32_t item = r.between(0, items - 1);
+            // Now and then an item of a rare key, so that those keys empty
+            // out again with their items in any summary word.
+            std::uint32_t item = r.between(0, items - 1);
+            const std::uint32_t rare = r.between(4, max_key);
+            if (r.chance(25) && !model[rare].empty()) item = r.chance(50) ? *model[rare].begin() : *model[rare].rbegin();
             if (key[item] != npos32) model[key[item]].erase(item);
             if (r.chance(45)) {
                 key[item] = r.chance(97) ? r.between(0, 3) : r.between(4, max_key);
@@ -196,6 +200,14 @@ TEST_CASE("bucket_index finds the last item of a key like a std::set, across sum
             const std::uint32_t want = it == model[k].begin() ? npos32 : *std::prev(it);
             REQUIRE(index.last_in(k, before) == want);
             REQUIRE(index.count(k) == model[k].size());
+            // A key is non-empty while any of its summary words is.
+            std::uint32_t next = npos32, previous = npos32;
+            for (std::uint32_t j = k; j <= max_key && next == npos32; ++j)
+                if (!model[j].empty()) next = j;
+            for (std::uint32_t j = k + 1; j-- > 0 && previous == npos32;)
+                if (!model[j].empty()) previous = j;
+            REQUIRE(index.next_key(k) == next);
+            REQUIRE(index.previous_key(k) == previous);
         }
     }
 }

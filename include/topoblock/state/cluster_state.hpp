@@ -12,6 +12,7 @@
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/support/noinline.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -670,6 +671,11 @@ private:
         const std::uint64_t nodes_change = std::uint64_t{now.nodes} - before.nodes;
         available_.gpus += gpus_change;
         available_.nodes += nodes_change;
+        if (!group_free_.empty()) refresh_groups(d, gpus_change, nodes_change);
+    }
+    // Apart from refresh_domain, which then inlines where a cluster without
+    // levels (one NVLink domain per rack, no leaf groups) spends it.
+    TOPOBLOCK_NOINLINE void refresh_groups(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         for (std::size_t l = 0; l < group_free_.size(); ++l)
             group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
     }
@@ -691,23 +697,28 @@ private:
 
     std::uint32_t acquire_slot() {
         std::uint32_t s = free_head_;
-        if (s != npos32) {
+        if (s != npos32) [[likely]]
             free_head_ = at(s).next_free;
-        } else {
-            // Grows first, counts after: a failed allocation changes nothing.
-            s = slot_count_;
-            if ((s & (slot_chunk - 1)) == 0) {
-                std::vector<slot> chunk;
-                chunk.reserve(slot_chunk);
-                slot_chunks_.push_back(std::move(chunk));
-            }
-            // A copied state's chunks hold only what was copied.
-            if (slot_chunks_.back().capacity() < slot_chunk) slot_chunks_.back().reserve(slot_chunk);
-            slot_chunks_.back().emplace_back();
-            ++slot_count_;
-        }
+        else
+            s = new_slot();
         ++at(s).generation;
         ++live_;
+        return s;
+    }
+    // Apart from acquire_slot, so that the reuse of a freed slot (nearly
+    // every allocation in a running cluster) inlines into commit.
+    TOPOBLOCK_NOINLINE std::uint32_t new_slot() {
+        // Grows first, counts after: a failed allocation changes nothing.
+        const std::uint32_t s = slot_count_;
+        if ((s & (slot_chunk - 1)) == 0) {
+            std::vector<slot> chunk;
+            chunk.reserve(slot_chunk);
+            slot_chunks_.push_back(std::move(chunk));
+        }
+        // A copied state's chunks hold only what was copied.
+        if (slot_chunks_.back().capacity() < slot_chunk) slot_chunks_.back().reserve(slot_chunk);
+        slot_chunks_.back().emplace_back();
+        ++slot_count_;
         return s;
     }
     void release_slot(std::uint32_t s) {

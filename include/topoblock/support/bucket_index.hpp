@@ -15,7 +15,7 @@ namespace topoblock {
 // costs a few word scans instead of a pass over every item. This is the
 // best-fit question every policy asks, and its upkeep is on every allocate
 // and release, so all buckets live in one flat array: a move touches two
-// words of items, their summary words and two counters.
+// words of items, their summary words and the word of non-empty keys.
 class bucket_index {
 public:
     bucket_index() = default;
@@ -26,15 +26,20 @@ public:
           stride_(summaries_per_key_ + words_per_key_),
           key_of_(items, npos32),
           blocks_((std::size_t{max_key} + 1) * stride_),
-          counts_(std::size_t{max_key} + 1),
+          max_key_(max_key),
           nonempty_((std::size_t{max_key} + 64) / 64) {}
 
     std::size_t items() const noexcept { return items_; }
-    std::uint32_t max_key() const noexcept { return static_cast<std::uint32_t>(counts_.size()) - 1; }
+    std::uint32_t max_key() const noexcept { return max_key_; }
     std::uint32_t key_of(std::uint32_t item) const noexcept { return key_of_[item]; }
     bool contains(std::uint32_t item) const noexcept { return key_of_[item] != npos32; }
-    // Items filed under `key`.
-    std::uint32_t count(std::uint32_t key) const noexcept { return counts_[key]; }
+    // Items filed under `key`. O(items / 64): for tests and reports.
+    std::uint32_t count(std::uint32_t key) const noexcept {
+        const std::uint64_t* words = block(key) + summaries_per_key_;
+        std::uint32_t n = 0;
+        for (std::size_t w = 0; w < words_per_key_; ++w) n += static_cast<std::uint32_t>(std::popcount(words[w]));
+        return n;
+    }
 
     void assign(std::uint32_t item, std::uint32_t key) noexcept { refile(item, key); }
     // Files the item under `key`, or nowhere when `key` is 0: for indexes
@@ -46,7 +51,7 @@ public:
     void remove(std::uint32_t item) noexcept { refile(item, npos32); }
 
     std::size_t memory_bytes() const noexcept {
-        return heap_bytes(key_of_) + heap_bytes(blocks_) + heap_bytes(counts_) + heap_bytes(nonempty_);
+        return heap_bytes(key_of_) + heap_bytes(blocks_) + heap_bytes(nonempty_);
     }
 
     // The non-empty key at or above `key`, or npos32.
@@ -62,11 +67,15 @@ public:
     }
     // The largest non-empty key at or below `key`, or npos32.
     std::uint32_t previous_key(std::uint32_t key) const noexcept {
-        if (counts_.empty()) return npos32;
-        for (std::uint32_t k = key < max_key() ? key : max_key();; --k) {
-            if (counts_[k] != 0) return k;
-            if (k == 0) return npos32;
+        if (nonempty_.empty()) return npos32;
+        if (key > max_key_) key = max_key_;
+        std::size_t w = key / 64;
+        std::uint64_t word = nonempty_[w] & (~std::uint64_t{0} >> (63 - key % 64));
+        while (word == 0) {
+            if (w == 0) return npos32;
+            word = nonempty_[--w];
         }
+        return static_cast<std::uint32_t>(w * 64 + highest_bit(word));
     }
     // The item with the least key >= `key`, the lowest index among equals.
     std::uint32_t find_at_least(std::uint32_t key) const noexcept {
@@ -145,16 +154,21 @@ private:
         if (old != npos32) take_out(at, old);
         if (key != npos32) put_in(at, key);
     }
+    // A key is non-empty while any of its summary words is: no count per
+    // key to keep on every move.
     void put_in(const item_bits& at, std::uint32_t key) noexcept {
         std::uint64_t* b = block(key);
         b[at.word] |= at.bit;
         b[at.summary] |= at.summary_bit;
-        if (counts_[key]++ == 0) nonempty_[key / 64] |= std::uint64_t{1} << (key % 64);
+        nonempty_[key / 64] |= std::uint64_t{1} << (key % 64);
     }
     void take_out(const item_bits& at, std::uint32_t key) noexcept {
         std::uint64_t* b = block(key);
-        if ((b[at.word] &= ~at.bit) == 0) b[at.summary] &= ~at.summary_bit;
-        if (--counts_[key] == 0) nonempty_[key / 64] &= ~(std::uint64_t{1} << (key % 64));
+        if ((b[at.word] &= ~at.bit) != 0) return;
+        if ((b[at.summary] &= ~at.summary_bit) != 0) return;
+        for (std::size_t s = 0; s < summaries_per_key_; ++s)
+            if (b[s] != 0) return;
+        nonempty_[key / 64] &= ~(std::uint64_t{1} << (key % 64));
     }
 
     std::size_t items_ = 0;
@@ -163,7 +177,7 @@ private:
     std::size_t stride_ = 0;  // words per key: summaries, then items
     std::vector<std::uint32_t> key_of_;
     std::vector<std::uint64_t> blocks_;
-    std::vector<std::uint32_t> counts_;
+    std::uint32_t max_key_ = 0;
     std::vector<std::uint64_t> nonempty_;  // bit k: some item has key k (keys are few: a word or two)
 };
 
