@@ -8,6 +8,7 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
+#include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -73,7 +74,10 @@ struct best_fit {
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
     // scratch): the memory benchmark adds them to the state's.
-    std::size_t memory_bytes() const noexcept { return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes(); }
+    std::size_t memory_bytes() const noexcept {
+        return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + heap_bytes(groups_) +
+               heap_bytes(all_domains_) + heap_bytes(by_free_);
+    }
 
     // Compares both indexes with the state's counters: an empty string, or
     // the first domain misfiled. O(domains): for tests.
@@ -222,14 +226,16 @@ private:
                        std::uint64_t max_domains, placement& out) const {
         const auto& levels = state.topo().levels();
         for (std::size_t l = 0; l < levels.size(); ++l) {
-            std::vector<std::pair<std::uint64_t, group_id>> groups;
+            auto& groups = groups_;
+            groups.clear();
             units.for_each_group_holding(l, size, [&](group_id g, std::uint64_t free) { groups.emplace_back(free, g); });
             std::sort(groups.begin(), groups.end());
             for (const auto& [free, g] : groups)
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
         }
         if (const int done = spread_indexed(state, units, size, max_domains, out); done >= 0) return done == 1;
-        std::vector<domain_id> all(state.topo().domain_count());
+        auto& all = all_domains_;
+        all.resize(state.topo().domain_count());
         for (domain_id d = 0; d < all.size(); ++d) all[d] = d;
         return spread_over(state, units, all, size, max_domains, out);
     }
@@ -314,10 +320,11 @@ private:
     // the job is covered, then the last one swapped for the tightest domain
     // that holds the remainder.
     template <class State>
-    static bool spread_over(const State& state, const detail::request_units<State>& units,
-                            const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
-                            placement& out) {
-        std::vector<std::pair<std::uint64_t, domain_id>> by_free;
+    bool spread_over(const State& state, const detail::request_units<State>& units,
+                     const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
+                     placement& out) const {
+        auto& by_free = by_free_;
+        by_free.clear();
         for (domain_id d : candidates) {
             const std::uint64_t f = units.free_in(d);
             if (f > 0 && units.allowed(d)) by_free.emplace_back(f, d);
@@ -390,6 +397,13 @@ private:
 
     bucket_index by_free_gpus_;
     bucket_index by_free_nodes_;
+    // A multi-domain decision's lists (qualifying groups of a level, every
+    // domain, candidates by free capacity), kept between decisions so that
+    // one allocates only while it is the largest yet (one allocator, one
+    // thread: see basic_allocator).
+    mutable std::vector<std::pair<std::uint64_t, group_id>> groups_;
+    mutable std::vector<domain_id> all_domains_;
+    mutable std::vector<std::pair<std::uint64_t, domain_id>> by_free_;
 };
 
 }  // namespace topoblock

@@ -348,16 +348,16 @@ public:
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
-        std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
-        for (domain_id d : chosen) detail::take_whole_domain(state, d, out);
+        if (!detail::pick_whole_domains(units, req.count, chosen_, &windows_)) return units.shortfall(req.count);
+        for (domain_id d : chosen_) detail::take_whole_domain(state, d, out);
         return errc::ok;
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
     // scratch): the memory benchmark adds them to the state's.
     std::size_t memory_bytes() const noexcept {
-        return heap_bytes(levels_) + nested_heap_bytes(at_level_) + heap_bytes(kinds_) + windows_.memory_bytes();
+        return heap_bytes(levels_) + nested_heap_bytes(at_level_) + heap_bytes(kinds_) + windows_.memory_bytes() +
+               heap_bytes(chosen_);
     }
 
     // Recomputes the free buddies of every domain by brute force (every
@@ -536,6 +536,10 @@ private:
     std::vector<indexed_bitset> at_level_;      // per level: the domains with a free buddy of it
     std::vector<std::pair<std::uint32_t, std::uint32_t>> kinds_;  // GPUs per node, largest root level
     detail::whole_domain_windows windows_;
+    // A multi-domain decision's domains, kept between decisions so that
+    // one allocates only while it is the largest yet (one allocator, one
+    // thread: see basic_allocator).
+    mutable std::vector<domain_id> chosen_;
 };
 
 }  // namespace topoblock

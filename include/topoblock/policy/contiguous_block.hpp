@@ -379,7 +379,7 @@ public:
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
-        std::vector<domain_id> chosen;
+        std::vector<domain_id>& chosen = chosen_;
         if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         std::uint64_t covered = 0;
         for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
@@ -395,7 +395,7 @@ public:
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
                heap_bytes(summaries_) + by_free_blocks_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(run_slots_) + nested_heap_bytes(by_run_) + windows_.memory_bytes();
+               heap_bytes(run_slots_) + nested_heap_bytes(by_run_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
     // Compares the kept summaries with a recount from the state: an empty
@@ -618,6 +618,10 @@ private:
     std::vector<std::uint32_t> run_slots_;    // [GPUs]: their index in run_lengths_ (npos32: not a possible run)
     std::vector<bucket_index> by_run_;        // [i]: domains whose longest run is run_lengths_[i], by free sub-blocks
     detail::whole_domain_windows windows_;
+    // A multi-domain decision's domains, kept between decisions so that
+    // one allocates only while it is the largest yet (one allocator, one
+    // thread: see basic_allocator).
+    mutable std::vector<domain_id> chosen_;
 };
 
 }  // namespace topoblock
