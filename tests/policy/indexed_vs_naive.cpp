@@ -230,11 +230,14 @@ TEST_CASE("slurm-block: indexed and naive decide identically") {
 // The summaries slurm-block decides from: 5 runs x 20,000 operations of
 // Slurm-like requests, summaries recounted every 500. 300 racks make five
 // words per bucket and more than 64 groups at levels 1 and 2; 80 racks with
-// more releases than allocations free whole groups for multi-block jobs.
+// more releases than allocations free whole groups for multi-block jobs;
+// 1,100 racks, more than 64 groups at levels 3 and 4 as well (the groups a
+// multi-block job refiles once per level, on_domains_change).
 TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths") {
     const slurm_block p;
     lockstep(*parse_topology_spec("nvl72:300"), p, naive_of(p), 55, 20'000, 60, slurm_request, 500);
     lockstep(*parse_topology_spec("nvl72:80"), p, naive_of(p), 56, 20'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:1100"), p, naive_of(p), 60, 6'000, 45, slurm_request, 500);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), 57, 20'000, 60, slurm_request, 500);
     const io::slurm_cluster c = slurm_style();
     lockstep(c.topo, c.policy, naive_of(c.policy), 58, 20'000, 50, slurm_request, 500);

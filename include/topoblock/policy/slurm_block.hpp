@@ -7,6 +7,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/support/noinline.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -135,28 +137,32 @@ public:
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (qualifying_.empty() || d >= attached_shape_.block_count) return;
-        const bool open = state.domain_open(d);
-        const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
-        const std::uint32_t whole_before = qualifying_[std::size_t{d} * thresholds_];
-        if (whole != whole_before) {
-            file_block(0, d, whole);
-            for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
-                const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
-                group_summary& g = groups_[level];
+        count_block<true>(state, d);
+    }
+    // The allocator's call when one change changed several base blocks (a
+    // multi-block job): every block's counts first, then each group that
+    // holds some of them refiled once per level, where block by block a
+    // 16-block job would move its level-4 group 16 times.
+    // Out of line: the one-block path (every single-block job) stays small
+    // enough to inline into the allocator.
+    template <class State>
+    TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
+        if (qualifying_.empty()) return;
+        bool any = false;
+        for (domain_id d : changed)
+            if (d < attached_shape_.block_count) any = count_block<false>(state, d) || any;
+        if (!any) return;
+        for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
+            const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
+            group_summary& g = groups_[level];
+            if (!g.indexed) continue;
+            std::uint32_t last = npos32;
+            for (domain_id d : changed) {
                 const std::uint32_t group = d >> level;
-                g.free_nodes[group] = g.free_nodes[group] - whole_before + whole;
-                if (!g.indexed) continue;
-                g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
+                if (d >= attached_shape_.block_count || group == last) continue;  // consecutive blocks: often one group
+                last = group;
+                file_group(g, group);
             }
-        }
-        // Nodes with at least k unheld GPUs, for k from the most down. A
-        // node never has more unheld GPUs than its domain's nodes hold, so
-        // the sets above that are empty: no need to read the domain's
-        // description (a cold line when a tray fails far from the last).
-        std::uint32_t at_least = 0;
-        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
-            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
-            file_block(k, d, at_least);
         }
     }
 
@@ -732,6 +738,41 @@ private:
     // cheap guard: place() must be asked about the state attach() saw).
     bool indexed_for(const topology& topo) const noexcept {
         return use_indexes && !qualifying_.empty() && topo.domain_count() == attached_domains_;
+    }
+
+    // Base block d's qualifying counts and its groups' free nodes, filed
+    // under the block's new counts, and with FileGroups its groups too
+    // (otherwise the caller files them: file_group). True when its wholly
+    // free nodes changed, which is all its groups see.
+    template <bool FileGroups, class State>
+    bool count_block(const State& state, domain_id d) {
+        const bool open = state.domain_open(d);
+        const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
+        const std::uint32_t whole_before = qualifying_[std::size_t{d} * thresholds_];
+        if (whole != whole_before) {
+            file_block(0, d, whole);
+            for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
+                const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
+                group_summary& g = groups_[level];
+                const std::uint32_t group = d >> level;
+                g.free_nodes[group] = g.free_nodes[group] - whole_before + whole;
+                if constexpr (FileGroups)
+                    if (g.indexed) file_group(g, group);
+            }
+        }
+        // Nodes with at least k unheld GPUs, for k from the most down. A
+        // node never has more unheld GPUs than its domain's nodes hold, so
+        // the sets above that are empty: no need to read the domain's
+        // description (a cold line when a tray fails far from the last).
+        std::uint32_t at_least = 0;
+        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
+            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+            file_block(k, d, at_least);
+        }
+        return whole != whole_before;
+    }
+    static void file_group(group_summary& g, std::uint32_t group) noexcept {
+        g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
     }
 
     void file_block(std::uint32_t t, domain_id b, std::uint32_t count) noexcept {
