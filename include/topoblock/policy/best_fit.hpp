@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -234,10 +235,12 @@ private:
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
         }
         if (const int done = spread_indexed(state, units, size, max_domains, out); done >= 0) return done == 1;
-        auto& all = all_domains_;
-        all.resize(state.topo().domain_count());
-        for (domain_id d = 0; d < all.size(); ++d) all[d] = d;
-        return spread_over(state, units, all, size, max_domains, out);
+        // Every domain in order: written once per cluster size, not per call.
+        if (all_domains_.size() != state.topo().domain_count()) {
+            all_domains_.resize(state.topo().domain_count());
+            std::iota(all_domains_.begin(), all_domains_.end(), domain_id{0});
+        }
+        return spread_over(state, units, all_domains_, size, max_domains, out);
     }
 
     // spread_over across the whole cluster, read from the state's buckets
