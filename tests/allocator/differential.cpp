@@ -553,17 +553,28 @@ struct rules_of<buddy_split> : buddy_split_rules {};
 template <>
 struct rules_of<slurm_block> : slurm_block_rules {};
 
-// Compares the allocator's state with the model, node by node.
+// Compares the allocator's state with the model, node by node and GPU by
+// GPU (owners included). `live` pairs each live allocation with its model key.
 template <class Alloc>
-std::string compare(const Alloc& a, const reference_model& m, std::size_t live) {
+std::string compare(const Alloc& a, const reference_model& m,
+                    const std::vector<std::pair<allocation_id, std::int64_t>>& live) {
     if (auto why = a.state().verify(); !why.empty()) return why;
-    if (a.state().allocation_count() != live) return "live allocation count differs from the model";
+    if (a.state().allocation_count() != live.size()) return "live allocation count differs from the model";
+    std::int64_t keys = 0;
+    for (const auto& entry : live) keys = std::max(keys, entry.second + 1);
+    std::vector<allocation_id> id_of_key(static_cast<std::size_t>(keys));
+    for (const auto& [id, key] : live) id_of_key[static_cast<std::size_t>(key)] = id;
     for (domain_id d = 0; d < m.topo->domain_count(); ++d) {
         const auto usable = m.usable_masks(d);
         for (node_id n = m.topo->domain(d).first_node; n < m.topo->domain(d).end_node(); ++n) {
             if (a.state().unheld_gpus(n) != m.unheld_mask(n)) return "node " + m.topo->node(n).name + " differs from the model";
             if (a.state().usable_gpus(n) != usable[n - m.topo->domain(d).first_node])
                 return "usable GPUs of " + m.topo->node(n).name + " differ";
+            for (std::uint32_t g = 0; g < m.owner[n].size(); ++g) {
+                const std::int64_t key = m.owner[n][g];
+                if (a.state().owner(n, g) != (key < 0 ? allocation_id{} : id_of_key[static_cast<std::size_t>(key)]))
+                    return "owner of GPU " + std::to_string(g) + " of " + m.topo->node(n).name + " differs from the model";
+            }
         }
     }
     if (a.state().available().gpus != m.free_gpus()) return "available GPUs differ from the model";
@@ -700,7 +711,7 @@ void run_differential(const topology& topo, std::uint64_t seed, std::size_t oper
             CHECK_FALSE(bad);
             CHECK(fingerprint_of(a) == before);
         }
-        const std::string diff = compare(a, m, live.size());
+        const std::string diff = compare(a, m, live);
         REQUIRE_MESSAGE(diff.empty(), diff);
         if constexpr (requires { a.policy().check(a.state()); }) {
             const std::string invariant = a.policy().check(a.state());

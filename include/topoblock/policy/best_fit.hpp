@@ -290,16 +290,13 @@ private:
         covered -= edge_key * scale;
         const std::uint64_t rest = size - covered;
         --chosen;  // the edge makes way for the tightest domain that holds the rest
-        const auto is_chosen = [&](std::uint32_t key, domain_id d) { return key > edge_key || (key == edge_key && d < edge); };
-        domain_id last = npos32;
-        for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
-             key != npos32 && last == npos32; key = key == index->max_key() ? npos32 : index->next_key(key + 1)) {
-            for (std::uint32_t d = index->first_in(key, 0); d != npos32; d = index->first_in(key, d + 1))
-                if (!is_chosen(key, d)) {
-                    last = d;
-                    break;
-                }
-        }
+        // The tightest domain that holds the rest and is not chosen: the
+        // chosen ones are every domain above the edge's key and those before
+        // the edge at its key, so it is the first domain of the smallest
+        // non-empty key that holds the rest when that key is below the edge's
+        // (which holds the rest), else the edge itself.
+        const std::uint32_t tightest_key = index->next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
+        const domain_id last = tightest_key < edge_key ? index->first_in(tightest_key, 0) : edge;
         // Each domain once, so each is fresh; a failed attempt leaves nothing.
         const std::size_t mark = out.size();
         bool taken = true;

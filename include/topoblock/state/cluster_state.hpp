@@ -84,7 +84,8 @@ public:
     gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.place(n).gpus); }
     // The allocation holding GPU `gpu` of node `n`, or a null id.
     allocation_id owner(node_id n, std::uint32_t gpu) const noexcept {
-        const std::uint32_t slot = owner_[topo_.place(n).first_gpu + gpu];
+        const node_place place = topo_.place(n);
+        const std::uint32_t slot = slot_holding(place.first_gpu + gpu, place.domain);
         return slot == npos32 ? allocation_id{} : id_of(slot);
     }
 
@@ -162,7 +163,7 @@ public:
     memory_use memory() const noexcept {
         memory_use m;
         m.cluster_bytes = sizeof(*this) + heap_bytes(node_free_) + heap_bytes(health_) + heap_bytes(owner_) +
-                          heap_bytes(domains_) + heap_bytes(nodes_by_unheld_) + heap_bytes(given_) +
+                          heap_bytes(domains_) + heap_bytes(whole_holder_) + heap_bytes(nodes_by_unheld_) + heap_bytes(given_) +
                           idle_domains_.memory_bytes() + heap_bytes(touched_) + heap_bytes(touch_mark_) +
                           nested_heap_bytes(group_free_);
         m.allocation_bytes = heap_bytes(slot_chunks_);
@@ -351,7 +352,24 @@ public:
         }
         if (free_listed + live_ != slot_count_) return "free slot list is wrong";
         if (requested != requested_gpus_) return "requested GPU total is wrong";
-        if (owner != owner_) return "GPU owner table disagrees with the allocations";
+        for (domain_id d = 0; d < topo_.domain_count(); ++d) {
+            if (whole_holder_[d] == npos32) continue;
+            const domain_info& info = topo_.domain(d);
+            const node_info& first = topo_.node(info.first_node);
+            // A domain held whole keeps its owner entries unheld (unwritten).
+            for (std::uint32_t g = first.first_gpu; g < first.first_gpu + info.node_count * info.gpus_per_node; ++g) {
+                if (owner_[g] != npos32) return "domain '" + info.name + "' is held whole but lists GPU owners";
+                if (owner[g] != whole_holder_[d]) return "domain '" + info.name + "' is held whole by an allocation that does not hold it";
+            }
+        }
+        for (std::size_t g = 0; g < owner_.size(); ++g)
+            if (owner_[g] != npos32 && owner_[g] != owner[g]) return "GPU owner table disagrees with the allocations";
+        for (node_id n = 0; n < topo_.node_count(); ++n) {
+            const node_info& info = topo_.node(n);
+            for (std::uint32_t g = 0; g < info.gpus; ++g)
+                if (owner[info.first_gpu + g] != slot_holding(info.first_gpu + g, info.domain))
+                    return "GPU owner table disagrees with the allocations";
+        }
         std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
         free_capacity available;
         for (node_id n = 0; n < topo_.node_count(); ++n) {
@@ -435,6 +453,7 @@ private:
           health_(topo_.node_count(), node_health::up),
           owner_(topo_.gpu_count(), npos32),
           domains_(topo_.domain_count()),
+          whole_holder_(topo_.domain_count(), npos32),
           stride_(topo_.max_gpus_per_node() + 1),
           nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
           given_(topo_.domain_count()),
@@ -529,6 +548,9 @@ private:
         held_gpus_ -= n;
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
+        // A domain held whole is given back by its holder alone (a stretch
+        // of it, or a node at a time when some are not up).
+        whole_holder_[info.domain] = npos32;
         touch(info.domain);
     }
 
@@ -604,7 +626,10 @@ private:
         const node_place info = topo_.place(first);
         const std::uint32_t gpus = count * info.gpus;
         for (node_id n = first; n < first + count; ++n) node_free_[n] = 0;
-        std::fill_n(owner_.begin() + info.first_gpu, gpus, slot);
+        // A whole domain (a multi-domain job's rack) names its holder once;
+        // its owner entries stay unheld (slot_holding).
+        if (count == topo_.shape(info.domain).node_count) whole_holder_[info.domain] = slot;
+        else std::fill_n(owner_.begin() + info.first_gpu, gpus, slot);
         domain_counters& c = domains_[info.domain];
         c.free_gpus -= gpus;
         c.free_nodes -= count;
@@ -622,7 +647,9 @@ private:
         const std::uint32_t gpus = count * info.gpus;
         const gpu_mask full = full_gpu_mask(info.gpus);
         for (node_id n = first; n < first + count; ++n) node_free_[n] = full;
-        std::fill_n(owner_.begin() + info.first_gpu, gpus, npos32);
+        // Only the domain's holder gives GPUs of a domain held whole back.
+        if (whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
+        else std::fill_n(owner_.begin() + info.first_gpu, gpus, npos32);
         domain_counters& c = domains_[info.domain];
         c.free_gpus += gpus;
         c.free_nodes += count;
@@ -680,15 +707,22 @@ private:
             group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
     }
 
+    // The slot holding GPU `gpu` (an index into the cluster's GPUs) of
+    // domain d, or npos32.
+    std::uint32_t slot_holding(std::uint32_t gpu, domain_id d) const noexcept {
+        const std::uint32_t s = owner_[gpu];
+        return s != npos32 ? s : whole_holder_[d];
+    }
+
     void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
         const node_place info = topo_.place(n);
         std::uint32_t last = npos32;
         for (std::uint32_t g = 0; g < info.gpus; ++g) {
-            const std::uint32_t s = owner_[info.first_gpu + g];
+            const std::uint32_t s = slot_holding(info.first_gpu + g, info.domain);
             if (s == npos32 || s == last) continue;
             last = s;
             bool seen = false;
-            for (std::uint32_t h = 0; h < g; ++h) seen = seen || owner_[info.first_gpu + h] == s;
+            for (std::uint32_t h = 0; h < g; ++h) seen = seen || slot_holding(info.first_gpu + h, info.domain) == s;
             if (seen) continue;
             at(s).record.hit_by_failure = true;
             if (hit != nullptr) hit->push_back(id_of(s));
@@ -745,6 +779,9 @@ private:
     std::vector<node_health> health_;
     std::vector<std::uint32_t> owner_;  // slot per GPU, npos32 = unheld
     std::vector<domain_counters> domains_;
+    // Per domain: the slot holding all of it when it was taken as a whole
+    // domain (its owner_ entries then stay npos32), else npos32.
+    std::vector<std::uint32_t> whole_holder_;
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
     std::vector<free_capacity_tree> group_free_;  // per level
