@@ -220,27 +220,37 @@ public:
         std::size_t applied = 0;
         std::uint32_t held = 0;
         // Busy, or named twice: stop, and give back what was taken.
-        const bool all = for_each_stretch(pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
-            if (count >= 2) {
-                if (!wholly_unheld(first, count)) return false;
-                take_whole_nodes(first, count, slot);
-            } else {
-                if ((gpus & ~node_free_[first]) != 0) return false;
-                take({first, gpus}, slot);
-            }
-            applied += count;
-            held += count * count_bits(gpus);
-            return true;
-        });
-        if (!all) {
-            // The same stretches in the same order: the first `applied` nodes.
-            for_each_stretch(pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
-                if (applied == 0) return false;
-                if (count >= 2) give_back_whole_nodes(first, count);
-                else give_back({first, gpus});
-                applied -= count;
+        const bool all = for_each_stretch(
+            pieces.runs(),
+            [&](const piece& p) {
+                if ((p.gpus & ~node_free_[p.node]) != 0) return false;
+                take(p, slot);
+                ++applied;
+                held += count_bits(p.gpus);
+                return true;
+            },
+            [&](const stretch& s) {
+                if (!take_whole_nodes(s, slot)) return false;
+                applied += s.count;
+                held += s.count * s.place.gpus;
                 return true;
             });
+        if (!all) {
+            // The same stretches in the same order: the first `applied` nodes.
+            for_each_stretch(
+                pieces.runs(),
+                [&](const piece& p) {
+                    if (applied == 0) return false;
+                    give_back(p);
+                    --applied;
+                    return true;
+                },
+                [&](const stretch& s) {
+                    if (applied == 0) return false;
+                    give_back_whole_nodes(s);
+                    applied -= s.count;
+                    return true;
+                });
             for (domain_id d : touched_domains()) refresh_domain(d);
             begin_change();
             release_slot(slot);
@@ -265,11 +275,16 @@ public:
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
-        for_each_stretch(record.pieces.runs(), [&](node_id first, std::uint32_t count, gpu_mask gpus) {
-            if (count >= 2) give_back_whole_nodes(first, count);
-            else give_back({first, gpus});
-            return true;
-        });
+        for_each_stretch(
+            record.pieces.runs(),
+            [&](const piece& p) {
+                give_back(p);
+                return true;
+            },
+            [&](const stretch& s) {
+                give_back_whole_nodes(s);
+                return true;
+            });
         if (record.asked.exclusive_domain)
             for (domain_id d : touched_domains()) --domains_[d].exclusive_holders;
         for (domain_id d : touched_domains()) refresh_domain(d);
@@ -554,41 +569,62 @@ private:
         touch(info.domain);
     }
 
-    // Calls f(first node, count, gpus) over the pieces in order, in
-    // stretches: count >= 2 for whole, up nodes of one domain in a row (a
-    // job's trays, which take_whole_nodes and give_back_whole_nodes handle a
-    // word at a time), else one node. Stops when f returns false; returns
-    // whether it went through.
-    template <class F>
-    bool for_each_stretch(std::span<const piece_run> runs, F&& f) const {
+    // Whole, up nodes of one domain in a row, taken and given back in one
+    // step (a job's trays, a word at a time): `count` nodes from `first`,
+    // `place` the first one's; whole_domain when they are all of the domain
+    // (a multi-domain job's rack). Fewer than two nodes are no stretch.
+    struct stretch {
+        node_id first = 0;
+        std::uint32_t count = 0;
+        node_place place;
+        bool whole_domain = false;
+    };
+
+    // Goes over the pieces in order: on_whole(stretch) for each stretch,
+    // on_node(piece) for each node between them (a job's single node, most
+    // often). Stops when one returns false; returns whether it went through.
+    template <class OnNode, class OnWhole>
+    bool for_each_stretch(std::span<const piece_run> runs, OnNode&& on_node, OnWhole&& on_whole) const {
         for (const piece_run& r : runs)
             for (node_id n = r.first; n < r.first + r.nodes;) {
-                const std::uint32_t count = std::max<std::uint32_t>(1, whole_up_nodes_at(n, r.first + r.nodes - n, r.gpus));
-                if (!f(n, count, r.gpus)) return false;
-                n += count;
+                if (r.first + r.nodes - n >= 2) {
+                    const stretch s = stretch_at(n, r.first + r.nodes - n, r.gpus);
+                    if (s.count >= 2) {
+                        if (!on_whole(s)) return false;
+                        n += s.count;
+                        continue;
+                    }
+                }
+                if (!on_node(piece{n, r.gpus})) return false;
+                ++n;
             }
         return true;
     }
-    // How many of the `count` nodes from `first` are whole (every GPU in
-    // `gpus`), up and in first's domain, in a row; 0 below two, which the
-    // callers take one node at a time (a job's single node, most often).
-    std::uint32_t whole_up_nodes_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
-        if (count < 2) return 0;
+    // The stretch that starts the `count` (two or more) nodes from `first`:
+    // as many of them as are whole (every GPU in `gpus`), up and in first's
+    // domain, in a row; its count is below two when there is none.
+    stretch stretch_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
+        stretch s;
+        s.first = first;
         const node_place info = topo_.place(first);
-        if (gpus != full_gpu_mask(info.gpus)) return 0;
-        const node_id end = std::min<node_id>(first + count, topo_.shape(info.domain).end_node());
-        if (stretch_up(info.domain, first, end - first)) return end - first;
+        if (gpus != full_gpu_mask(info.gpus)) return s;
+        const domain_shape shape = topo_.shape(info.domain);
+        const std::uint32_t length = std::min<node_id>(first + count, shape.end_node()) - first;
+        s.place = info;
+        // A whole domain is told by its counter, read before anything else.
+        if (domains_[info.domain].up_nodes == length && shape.node_count == length) {
+            s.count = length;
+            s.whole_domain = true;
+            return s;
+        }
+        if (all_up(first, length)) {
+            s.count = length;
+            return s;
+        }
         node_id n = first;
-        while (n < end && health_[n] == node_health::up) ++n;
-        return n - first;
-    }
-    // Nodes [first, first + count) of domain d are all up. A whole domain is
-    // told by its counter (multi-domain jobs take wholly free racks); the
-    // domain's counters are read first, so a stretch short of the domain
-    // never reads its shape.
-    bool stretch_up(domain_id d, node_id first, std::uint32_t count) const noexcept {
-        if (domains_[d].up_nodes == count && topo_.shape(d).node_count == count) return true;
-        return all_up(first, count);
+        while (n < first + length && health_[n] == node_health::up) ++n;
+        s.count = n - first;
+        return s;
     }
     // Health is a byte per node and `up` is 0: eight nodes per load, and the
     // rest in two loads that may overlap what was read (no loop per byte).
@@ -609,55 +645,55 @@ private:
         if (count >= 2) return (load(std::uint16_t{}, 0) | load(std::uint16_t{}, count - 2)) == 0;
         return count == 0 || bytes[0] == 0;
     }
-    // A whole domain of up, wholly free nodes is told by its counter (a
-    // multi-domain job takes wholly free racks); otherwise every node is
-    // read without stopping early: no branch per node.
-    bool wholly_unheld(node_id first, std::uint32_t count) const noexcept {
-        const node_place place = topo_.place(first);
-        if (domains_[place.domain].free_nodes == count && topo_.shape(place.domain).node_count == count) return true;
-        const gpu_mask full = full_gpu_mask(place.gpus);
-        gpu_mask missing = 0;
-        for (node_id n = first; n < first + count; ++n) missing |= node_free_[n] ^ full;
-        return missing == 0;
-    }
 
-    // take() for `count` wholly unheld, up nodes of one open domain.
-    void take_whole_nodes(node_id first, std::uint32_t count, std::uint32_t slot) {
-        const node_place info = topo_.place(first);
-        const std::uint32_t gpus = count * info.gpus;
-        for (node_id n = first; n < first + count; ++n) node_free_[n] = 0;
-        // A whole domain (a multi-domain job's rack) names its holder once;
-        // its owner entries stay unheld (slot_holding).
-        if (count == topo_.shape(info.domain).node_count) whole_holder_[info.domain] = slot;
-        else std::fill_n(owner_.begin() + info.first_gpu, gpus, slot);
+    // take() for a stretch of two or more nodes, when every one of them is
+    // wholly unheld; returns false, changing nothing, when one is not. A
+    // whole domain is told by its counter (its nodes are up), and names its
+    // holder once: its owner entries stay unheld (slot_holding).
+    bool take_whole_nodes(const stretch& s, std::uint32_t slot) {
+        const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
+        gpu_mask* masks = node_free_.data() + s.first;
+        if (s.whole_domain) {
+            if (c.free_nodes != s.count) return false;
+        } else {
+            // Every node read, without stopping early: no branch per node.
+            const gpu_mask full = full_gpu_mask(info.gpus);
+            gpu_mask missing = 0;
+            for (std::uint32_t i = 0; i < s.count; ++i) missing |= masks[i] ^ full;
+            if (missing != 0) return false;
+        }
+        const std::uint32_t gpus = s.count * info.gpus;
+        std::fill_n(masks, s.count, gpu_mask{0});
+        if (s.whole_domain) whole_holder_[info.domain] = slot;
+        else std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
-        c.free_nodes -= count;
+        c.free_nodes -= s.count;
         c.held_gpus += gpus;
         unheld_up_gpus_ -= gpus;
         held_gpus_ += gpus;
-        nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, count);
-        nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, count);
+        nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, s.count);
+        nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, s.count);
         touch(info.domain);
+        return true;
     }
 
-    // give_back() for `count` wholly held, up nodes of one domain.
-    void give_back_whole_nodes(node_id first, std::uint32_t count) {
-        const node_place info = topo_.place(first);
-        const std::uint32_t gpus = count * info.gpus;
-        const gpu_mask full = full_gpu_mask(info.gpus);
-        for (node_id n = first; n < first + count; ++n) node_free_[n] = full;
+    // give_back() for a stretch of two or more wholly held nodes.
+    void give_back_whole_nodes(const stretch& s) {
+        const node_place& info = s.place;
+        const std::uint32_t gpus = s.count * info.gpus;
+        std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
         // Only the domain's holder gives GPUs of a domain held whole back.
         if (whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
-        else std::fill_n(owner_.begin() + info.first_gpu, gpus, npos32);
+        else std::fill_n(owner_.data() + info.first_gpu, gpus, npos32);
         domain_counters& c = domains_[info.domain];
         c.free_gpus += gpus;
-        c.free_nodes += count;
+        c.free_nodes += s.count;
         c.held_gpus -= gpus;
         unheld_up_gpus_ += gpus;
         held_gpus_ -= gpus;
-        nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, count);
-        nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, count);
+        nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, s.count);
+        nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
         touch(info.domain);
     }
 
