@@ -163,7 +163,7 @@ public:
     memory_use memory() const noexcept {
         memory_use m;
         m.cluster_bytes = sizeof(*this) + heap_bytes(node_free_) + heap_bytes(health_) + heap_bytes(owner_) +
-                          heap_bytes(domains_) + heap_bytes(whole_holder_) + heap_bytes(nodes_by_unheld_) + heap_bytes(given_) +
+                          heap_bytes(domains_) + heap_bytes(whole_holder_) + heap_bytes(nodes_by_unheld_) +
                           idle_domains_.memory_bytes() + heap_bytes(touched_) + heap_bytes(touch_mark_) +
                           nested_heap_bytes(group_free_);
         m.allocation_bytes = heap_bytes(slot_chunks_);
@@ -251,7 +251,6 @@ public:
                     applied -= s.count;
                     return true;
                 });
-            for (domain_id d : touched_domains()) refresh_domain(d);
             begin_change();
             release_slot(slot);
             return unexpected(bad);
@@ -265,8 +264,8 @@ public:
         record.pieces = std::move(pieces);
         requested_gpus_ += record.requested_gpus;
         if (asked.exclusive_domain)
-            for (domain_id d : touched_domains()) ++domains_[d].exclusive_holders;
-        for (domain_id d : touched_domains()) refresh_domain(d);
+            for (domain_id d : touched_domains())
+                if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
         return id_of(slot);
     }
 
@@ -286,8 +285,8 @@ public:
                 return true;
             });
         if (record.asked.exclusive_domain)
-            for (domain_id d : touched_domains()) --domains_[d].exclusive_holders;
-        for (domain_id d : touched_domains()) refresh_domain(d);
+            for (domain_id d : touched_domains())
+                if (--domains_[d].exclusive_holders == 0) closed_or_opened(d, +1);
         requested_gpus_ -= record.requested_gpus;
         release_slot(slot);
         return {};
@@ -321,7 +320,7 @@ public:
             mark_owners_hit(n, hit);
         }
         touch(d);
-        refresh_domain(d);
+        settle_idle(d);
         return {};
     }
 
@@ -425,8 +424,6 @@ public:
                 if (!(k <= info.gpus_per_node ? by_unheld[k] == nodes_with_unheld(d, k) : nodes_with_unheld(d, k).none()))
                     return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + info.name + "' are wrong";
             const bool open = c.exclusive_holders == 0;
-            if (!(given_[d] == (open ? domain_share{c.free_gpus, c.free_nodes} : domain_share{})))
-                return "the share of domain '" + info.name + "' in the cluster and group totals is wrong";
             if (idle_domains_.test(d) != c.idle()) return "idle set is wrong for '" + info.name + "'";
             if (open) {
                 available.gpus += c.free_gpus;
@@ -471,7 +468,6 @@ private:
           whole_holder_(topo_.domain_count(), npos32),
           stride_(topo_.max_gpus_per_node() + 1),
           nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
-          given_(topo_.domain_count()),
           idle_domains_(topo_.domain_count()),
           touched_(topo_.domain_count()),
           touch_mark_(topo_.domain_count(), 0) {
@@ -481,7 +477,7 @@ private:
             count_up_node(n, node_health::up, +1);
             healthy_gpus_ += topo_.node(n).gpus;
         }
-        for (domain_id d = 0; d < topo_.domain_count(); ++d) refresh_domain(d);
+        for (domain_id d = 0; d < topo_.domain_count(); ++d) settle_idle(d);
     }
 
     // Adds (sign +1) or removes (-1) an up node's share of the counters.
@@ -502,6 +498,7 @@ private:
             ++up_nodes_;
             unheld_up_gpus_ += free;
             if (whole) ++c.free_nodes;
+            if (c.exclusive_holders == 0) add_to_totals(place.domain, free, whole ? 1 : 0);
         } else {
             c.up_gpus -= gpus;
             --c.up_nodes;
@@ -510,6 +507,7 @@ private:
             --up_nodes_;
             unheld_up_gpus_ -= free;
             if (whole) --c.free_nodes;
+            if (c.exclusive_holders == 0) add_to_totals(place.domain, minus(free), minus(whole ? 1 : 0));
         }
     }
 
@@ -529,12 +527,16 @@ private:
             unheld_up_gpus_ -= n;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, free_before - n);
-            if (before == full_gpu_mask(info.gpus)) --c.free_nodes;
+            const bool was_whole = before == full_gpu_mask(info.gpus);
+            if (was_whole) --c.free_nodes;
+            add_to_totals(info.domain, minus(n), minus(was_whole ? 1 : 0));
         } else if (h == node_health::down) {
             held_on_down_ += n;
         }
+        const bool was_unheld = c.held_gpus == 0;
         c.held_gpus += n;
         held_gpus_ += n;
+        if (was_unheld) settle_idle(info.domain);
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
         touch(info.domain);
@@ -555,12 +557,15 @@ private:
             unheld_up_gpus_ += n;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, free_before + n);
-            if (after == full_gpu_mask(info.gpus)) ++c.free_nodes;
+            const bool now_whole = after == full_gpu_mask(info.gpus);
+            if (now_whole) ++c.free_nodes;
+            if (c.exclusive_holders == 0) add_to_totals(info.domain, n, now_whole ? 1 : 0);
         } else if (h == node_health::down) {
             held_on_down_ -= n;
         }
         c.held_gpus -= n;
         held_gpus_ -= n;
+        if (c.held_gpus == 0) settle_idle(info.domain);
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
         // A domain held whole is given back by its holder alone (a stretch
@@ -670,9 +675,12 @@ private:
         else std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
         c.free_nodes -= s.count;
+        const bool was_unheld = c.held_gpus == 0;
         c.held_gpus += gpus;
         unheld_up_gpus_ -= gpus;
         held_gpus_ += gpus;
+        add_to_totals(info.domain, minus(gpus), minus(s.count));
+        if (was_unheld) settle_idle(info.domain);
         nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, s.count);
         nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, s.count);
         touch(info.domain);
@@ -693,6 +701,8 @@ private:
         c.held_gpus -= gpus;
         unheld_up_gpus_ += gpus;
         held_gpus_ -= gpus;
+        if (c.exclusive_holders == 0) add_to_totals(info.domain, gpus, s.count);
+        if (c.held_gpus == 0) settle_idle(info.domain);
         nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, s.count);
         nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
         touch(info.domain);
@@ -719,25 +729,32 @@ private:
         touched_[touched_count_++] = d;
     }
 
-    // Brings the domain's idle bit and its share of the cluster and group
-    // totals in line with its counters. given_ is what it gave the totals so
-    // far: its free GPUs and nodes while open, nothing while closed.
-    void refresh_domain(domain_id d) {
-        const domain_counters& c = domains_[d];
-        const bool idle = c.idle();
-        if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
-        const domain_share now = c.exclusive_holders == 0 ? domain_share{c.free_gpus, c.free_nodes} : domain_share{};
-        const domain_share before = given_[d];
-        if (now == before) return;
-        given_[d] = now;
-        // Modulo 2^64, as the totals add it.
-        const std::uint64_t gpus_change = std::uint64_t{now.gpus} - before.gpus;
-        const std::uint64_t nodes_change = std::uint64_t{now.nodes} - before.nodes;
+    // The cluster's and the groups' totals hold the free GPUs and nodes of
+    // open domains: each change of an open domain's counters is added where
+    // it happens (a closed domain's are not), and a domain that closes or
+    // opens takes out or brings in all of its own (closed_or_opened). The
+    // changes wrap modulo 2^64, so a decrease is minus(amount).
+    static constexpr std::uint64_t minus(std::uint64_t amount) noexcept { return std::uint64_t{0} - amount; }
+    void add_to_totals(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         available_.gpus += gpus_change;
         available_.nodes += nodes_change;
         if (!group_free_.empty()) refresh_groups(d, gpus_change, nodes_change);
     }
-    // Apart from refresh_domain, which then inlines where a cluster without
+    // Domain d was just closed (sign -1: its first exclusive holder) or
+    // opened (+1: its last one left).
+    void closed_or_opened(domain_id d, int sign) {
+        const domain_counters& c = domains_[d];
+        if (sign > 0) add_to_totals(d, c.free_gpus, c.free_nodes);
+        else add_to_totals(d, minus(c.free_gpus), minus(c.free_nodes));
+        settle_idle(d);
+    }
+    // The idle bit follows the counters: called where held GPUs reach or
+    // leave zero, up nodes change, or the domain closes or opens.
+    void settle_idle(domain_id d) {
+        const bool idle = domains_[d].idle();
+        if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
+    }
+    // Apart from add_to_totals, which then inlines where a cluster without
     // levels (one NVLink domain per rack, no leaf groups) spends it.
     TOPOBLOCK_NOINLINE void refresh_groups(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         for (std::size_t l = 0; l < group_free_.size(); ++l)
@@ -822,14 +839,6 @@ private:
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
     std::vector<free_capacity_tree> group_free_;  // per level
-    // Per domain: its free GPUs and nodes while open, what refresh_domain
-    // last added to the totals.
-    struct domain_share {
-        std::uint32_t gpus = 0;
-        std::uint32_t nodes = 0;
-        friend constexpr bool operator==(const domain_share&, const domain_share&) = default;
-    };
-    std::vector<domain_share> given_;
     indexed_bitset idle_domains_;
     free_capacity available_;
     std::uint64_t up_gpus_ = 0;
