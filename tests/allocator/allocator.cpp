@@ -57,6 +57,16 @@ struct fixed_run {
     }
 };
 
+// Proposes exactly these pieces, whatever the state and the request.
+struct fixed_pieces {
+    std::vector<piece> pieces;
+    template <class State>
+    errc place(const State&, const request&, placement& out) const {
+        for (const piece& p : pieces) out.add(p.node, p.gpus);
+        return errc::ok;
+    }
+};
+
 // Counts the change notifications it receives.
 struct counting_best_fit : best_fit {
     int* attached;
@@ -192,6 +202,54 @@ TEST_CASE("a run of whole nodes across domains is checked node by node and taken
     const auto wraps = attempt(10, 0xffffffffU - 5, nothing);
     REQUIRE_FALSE(wraps);
     CHECK(wraps.error() == errc::node_out_of_range);
+}
+
+TEST_CASE("pieces of single nodes are checked as they are taken, and a refusal gives back the ones before") {
+    // Two NVL72 racks: nodes 0-17 and 18-35, four GPUs each.
+    const auto attempt = [](std::vector<piece> pieces, const request& asked, auto&& prepare) {
+        auto a = *allocator<fixed_pieces>::create(gb200_nvl72(2), fixed_pieces{std::move(pieces)});
+        prepare(a);
+        const auto before = a.state().available();
+        const auto held = a.state().held_gpus();
+        const auto live = a.state().allocation_count();
+        auto id = a.try_allocate(asked);
+        CHECK(a.state().verify().empty());
+        if (!id) {
+            CHECK(a.state().available() == before);
+            CHECK(a.state().held_gpus() == held);
+            CHECK(a.state().allocation_count() == live);
+        }
+        return id;
+    };
+    const auto nothing = [](auto&) {};
+    const request exclusive = request::gpus(2).with_exclusive_domain();
+    // An exclusive job's second piece in a domain its first piece made busy.
+    CHECK(attempt({{0, 1}, {1, 1}}, exclusive, nothing));
+    // An exclusive job on a rack that holds another job's GPU: refused
+    // whether that rack comes first or second.
+    const auto other_job_on_rack_two = [](auto& a) { REQUIRE(a.hold(std::vector<piece>{{30, 1}})); };
+    for (const auto& pieces : {std::vector<piece>{{0, 1}, {20, 1}}, std::vector<piece>{{20, 1}, {0, 1}}}) {
+        const auto refused = attempt(pieces, exclusive, other_job_on_rack_two);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error() == errc::policy_error);
+        CHECK(attempt(pieces, request::gpus(2), other_job_on_rack_two));
+    }
+    // A piece in a rack an exclusive job closed, after one that was taken.
+    const auto closed = attempt({{0, 1}, {20, 2}}, request::gpus(2), [](auto& a) {
+        REQUIRE(a.hold(std::vector<piece>{{30, 1}}, request::gpus(1).with_exclusive_domain()));
+    });
+    REQUIRE_FALSE(closed);
+    CHECK(closed.error() == errc::policy_error);
+    // GPUs the node does not have.
+    const auto beyond = attempt({{0, 1}, {5, 0x10}}, request::gpus(2), nothing);
+    REQUIRE_FALSE(beyond);
+    CHECK(beyond.error() == errc::policy_error);
+    // A node out of range is named as such, even after a busy piece.
+    const auto out_of_range = attempt({{0, 1}, {40, 1}}, request::gpus(2), [](auto& a) {
+        REQUIRE(a.hold(std::vector<piece>{{0, 1}}));
+    });
+    REQUIRE_FALSE(out_of_range);
+    CHECK(out_of_range.error() == errc::node_out_of_range);
 }
 
 TEST_CASE("optional policy hooks are called") {

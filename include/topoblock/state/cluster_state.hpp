@@ -193,25 +193,12 @@ public:
         begin_change();
         if (where.empty()) return unexpected(errc::policy_error);
         const errc bad = options.allow_draining ? errc::not_free : errc::policy_error;
+        // Ranges first: a node out of range is named as such whatever else
+        // is wrong, and nothing below reads past the state.
         for (const piece_run& r : where) {
             if (r.first >= topo_.node_count() || r.nodes > topo_.node_count() - r.first)
                 return unexpected(errc::node_out_of_range);
             if (r.nodes == 0 || r.gpus == 0) return unexpected(bad);
-            for (node_id n = r.first; n < r.first + r.nodes;) {
-                // A domain's nodes have the same GPUs: the first node's place
-                // answers for the stretch (a job's single node, most often).
-                const node_place place = topo_.place(n);
-                const domain_id d = place.domain;
-                const node_id end = r.nodes == 1 ? n + 1 : std::min<node_id>(r.first + r.nodes, topo_.shape(d).end_node());
-                if ((r.gpus & ~full_gpu_mask(place.gpus)) != 0) return unexpected(bad);
-                if (!domain_open(d)) return unexpected(bad);
-                if (asked.exclusive_domain && domains_[d].held_gpus != 0) return unexpected(bad);
-                if (!all_up(n, end - n))
-                    for (node_id m = n; m < end; ++m)
-                        if (health_[m] == node_health::down || (health_[m] == node_health::drain && !options.allow_draining))
-                            return unexpected(bad);
-                n = end;
-            }
         }
         // Everything that may allocate (and throw) happens before the first
         // change: the record's pieces and the slot.
@@ -219,18 +206,29 @@ public:
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
-        // Busy, or named twice: stop, and give back what was taken.
+        // A domain this job has not touched yet still holds what others hold:
+        // an exclusive job needs it to hold nothing.
+        const auto closed_to_job = [&](domain_id d) {
+            return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
+        };
+        // Each piece is checked as it is taken (GPUs unheld, which also
+        // keeps them within the node; node up, or draining when allowed;
+        // domain open to the job). On the first that fails, stop, and give
+        // back what was taken.
         const bool all = for_each_stretch(
             pieces.runs(),
             [&](const piece& p) {
-                if ((p.gpus & ~node_free_[p.node]) != 0) return false;
-                take(p, slot);
+                const node_place place = topo_.place(p.node);
+                const node_health h = health_[p.node];
+                if ((p.gpus & ~node_free_[p.node]) != 0 || closed_to_job(place.domain)) return false;
+                if (h != node_health::up && (h == node_health::down || !options.allow_draining)) return false;
+                take(p, place, slot);
                 ++applied;
                 held += count_bits(p.gpus);
                 return true;
             },
             [&](const stretch& s) {
-                if (!take_whole_nodes(s, slot)) return false;
+                if (closed_to_job(s.place.domain) || !take_whole_nodes(s, slot)) return false;
                 applied += s.count;
                 held += s.count * s.place.gpus;
                 return true;
@@ -514,8 +512,7 @@ private:
     // One piece's GPUs become held: the node's mask, its place among the
     // domain's node sets, the counters and the owners. The domain is open
     // here (commit checked it).
-    void take(const piece& p, std::uint32_t slot) {
-        const node_place info = topo_.place(p.node);
+    void take(const piece& p, const node_place& info, std::uint32_t slot) {
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before & ~p.gpus;
         node_free_[p.node] = after;
