@@ -206,6 +206,9 @@ public:
         const std::uint32_t slot = acquire_slot();
         std::size_t applied = 0;
         std::uint32_t held = 0;
+        // What the pieces take from the cluster's free capacity, added to it
+        // once at the end (see add_to_totals).
+        free_capacity totals_change;
         // A domain this job has not touched yet still holds what others hold:
         // an exclusive job needs it to hold nothing.
         const auto closed_to_job = [&](domain_id d) {
@@ -222,13 +225,13 @@ public:
                 const node_health h = health_[p.node];
                 if ((p.gpus & ~node_free_[p.node]) != 0 || closed_to_job(place.domain)) return false;
                 if (h != node_health::up && (h == node_health::down || !options.allow_draining)) return false;
-                take(p, place, slot);
+                take(p, place, slot, totals_change);
                 ++applied;
                 held += count_bits(p.gpus);
                 return true;
             },
             [&](const stretch& s) {
-                if (closed_to_job(s.place.domain) || !take_whole_nodes(s, slot)) return false;
+                if (closed_to_job(s.place.domain) || !take_whole_nodes(s, slot, totals_change)) return false;
                 applied += s.count;
                 held += s.count * s.place.gpus;
                 return true;
@@ -239,16 +242,17 @@ public:
                 pieces.runs(),
                 [&](const piece& p) {
                     if (applied == 0) return false;
-                    give_back(p);
+                    give_back(p, totals_change);
                     --applied;
                     return true;
                 },
                 [&](const stretch& s) {
                     if (applied == 0) return false;
-                    give_back_whole_nodes(s);
+                    give_back_whole_nodes(s, totals_change);
                     applied -= s.count;
                     return true;
                 });
+            // The give-backs cancelled the takes in totals_change too.
             begin_change();
             release_slot(slot);
             return unexpected(bad);
@@ -261,6 +265,7 @@ public:
         record.hit_by_failure = false;
         record.pieces = std::move(pieces);
         requested_gpus_ += record.requested_gpus;
+        add_to_cluster(totals_change);
         if (asked.exclusive_domain)
             for (domain_id d : touched_domains())
                 if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
@@ -272,16 +277,18 @@ public:
         const std::uint32_t slot = slot_of(id);
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
+        free_capacity totals_change;
         for_each_stretch(
             record.pieces.runs(),
             [&](const piece& p) {
-                give_back(p);
+                give_back(p, totals_change);
                 return true;
             },
             [&](const stretch& s) {
-                give_back_whole_nodes(s);
+                give_back_whole_nodes(s, totals_change);
                 return true;
             });
+        add_to_cluster(totals_change);
         if (record.asked.exclusive_domain)
             for (domain_id d : touched_domains())
                 if (--domains_[d].exclusive_holders == 0) closed_or_opened(d, +1);
@@ -496,7 +503,7 @@ private:
             ++up_nodes_;
             unheld_up_gpus_ += free;
             if (whole) ++c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(place.domain, free, whole ? 1 : 0);
+            if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, free, whole ? 1 : 0);
         } else {
             c.up_gpus -= gpus;
             --c.up_nodes;
@@ -505,14 +512,14 @@ private:
             --up_nodes_;
             unheld_up_gpus_ -= free;
             if (whole) --c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(place.domain, minus(free), minus(whole ? 1 : 0));
+            if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, minus(free), minus(whole ? 1 : 0));
         }
     }
 
     // One piece's GPUs become held: the node's mask, its place among the
     // domain's node sets, the counters and the owners. The domain is open
     // here (commit checked it).
-    void take(const piece& p, const node_place& info, std::uint32_t slot) {
+    void take(const piece& p, const node_place& info, std::uint32_t slot, free_capacity& totals_change) {
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before & ~p.gpus;
         node_free_[p.node] = after;
@@ -526,7 +533,7 @@ private:
             move_between_counts(info, free_before, free_before - n);
             const bool was_whole = before == full_gpu_mask(info.gpus);
             if (was_whole) --c.free_nodes;
-            add_to_totals(info.domain, minus(n), minus(was_whole ? 1 : 0));
+            add_to_totals(totals_change, info.domain, minus(n), minus(was_whole ? 1 : 0));
         } else if (h == node_health::down) {
             held_on_down_ += n;
         }
@@ -541,7 +548,7 @@ private:
 
     // As take, in reverse. The domain may be closed (an exclusive job
     // releasing it): the node sets list up nodes whether it is open or not.
-    void give_back(const piece& p) {
+    void give_back(const piece& p, free_capacity& totals_change) {
         const node_place info = topo_.place(p.node);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before | p.gpus;
@@ -556,7 +563,7 @@ private:
             move_between_counts(info, free_before, free_before + n);
             const bool now_whole = after == full_gpu_mask(info.gpus);
             if (now_whole) ++c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(info.domain, n, now_whole ? 1 : 0);
+            if (c.exclusive_holders == 0) add_to_totals(totals_change, info.domain, n, now_whole ? 1 : 0);
         } else if (h == node_health::down) {
             held_on_down_ -= n;
         }
@@ -653,7 +660,7 @@ private:
     // wholly unheld; returns false, changing nothing, when one is not. A
     // whole domain is told by its counter (its nodes are up), and names its
     // holder once: its owner entries stay unheld (slot_holding).
-    bool take_whole_nodes(const stretch& s, std::uint32_t slot) {
+    bool take_whole_nodes(const stretch& s, std::uint32_t slot, free_capacity& totals_change) {
         const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
         gpu_mask* masks = node_free_.data() + s.first;
@@ -676,7 +683,7 @@ private:
         c.held_gpus += gpus;
         unheld_up_gpus_ -= gpus;
         held_gpus_ += gpus;
-        add_to_totals(info.domain, minus(gpus), minus(s.count));
+        add_to_totals(totals_change, info.domain, minus(gpus), minus(s.count));
         if (was_unheld) settle_idle(info.domain);
         nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, s.count);
         nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, s.count);
@@ -685,7 +692,7 @@ private:
     }
 
     // give_back() for a stretch of two or more wholly held nodes.
-    void give_back_whole_nodes(const stretch& s) {
+    void give_back_whole_nodes(const stretch& s, free_capacity& totals_change) {
         const node_place& info = s.place;
         const std::uint32_t gpus = s.count * info.gpus;
         std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
@@ -698,7 +705,7 @@ private:
         c.held_gpus -= gpus;
         unheld_up_gpus_ += gpus;
         held_gpus_ -= gpus;
-        if (c.exclusive_holders == 0) add_to_totals(info.domain, gpus, s.count);
+        if (c.exclusive_holders == 0) add_to_totals(totals_change, info.domain, gpus, s.count);
         if (c.held_gpus == 0) settle_idle(info.domain);
         nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, s.count);
         nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
@@ -730,19 +737,26 @@ private:
     // open domains: each change of an open domain's counters is added where
     // it happens (a closed domain's are not), and a domain that closes or
     // opens takes out or brings in all of its own (closed_or_opened). The
-    // changes wrap modulo 2^64, so a decrease is minus(amount).
+    // changes wrap modulo 2^64, so a decrease is minus(amount). A commit or
+    // a release sums the cluster's part in `into`, a local it adds once:
+    // a job of many pieces would otherwise update the same two words once
+    // per piece, each waiting for the last.
     static constexpr std::uint64_t minus(std::uint64_t amount) noexcept { return std::uint64_t{0} - amount; }
-    void add_to_totals(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
-        available_.gpus += gpus_change;
-        available_.nodes += nodes_change;
+    void add_to_totals(free_capacity& into, domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
+        into.gpus += gpus_change;
+        into.nodes += nodes_change;
         if (!group_free_.empty()) refresh_groups(d, gpus_change, nodes_change);
+    }
+    void add_to_cluster(const free_capacity& change) noexcept {
+        available_.gpus += change.gpus;
+        available_.nodes += change.nodes;
     }
     // Domain d was just closed (sign -1: its first exclusive holder) or
     // opened (+1: its last one left).
     void closed_or_opened(domain_id d, int sign) {
         const domain_counters& c = domains_[d];
-        if (sign > 0) add_to_totals(d, c.free_gpus, c.free_nodes);
-        else add_to_totals(d, minus(c.free_gpus), minus(c.free_nodes));
+        if (sign > 0) add_to_totals(available_, d, c.free_gpus, c.free_nodes);
+        else add_to_totals(available_, d, minus(c.free_gpus), minus(c.free_nodes));
         settle_idle(d);
     }
     // The idle bit follows the counters: called where held GPUs reach or
