@@ -98,6 +98,23 @@ struct recording_best_fit : best_fit {
     }
 };
 
+// One allocation on a prepared allocator: afterwards the state verifies,
+// and a refusal left its totals and allocations as they were.
+template <class Alloc>
+expected<allocation_id, errc> allocate_or_change_nothing(Alloc& a, const request& asked) {
+    const auto before = a.state().available();
+    const auto held = a.state().held_gpus();
+    const auto live = a.state().allocation_count();
+    auto id = a.try_allocate(asked);
+    CHECK(a.state().verify().empty());
+    if (!id) {
+        CHECK(a.state().available() == before);
+        CHECK(a.state().held_gpus() == held);
+        CHECK(a.state().allocation_count() == live);
+    }
+    return id;
+}
+
 static_assert(placement_policy<last_fit, basic_cluster_state<default_capacity>>);
 static_assert(placement_policy<first_fit, basic_cluster_state<default_capacity>>);
 static_assert(!placement_policy<int, basic_cluster_state<default_capacity>>);
@@ -134,19 +151,9 @@ TEST_CASE("a run of whole nodes across domains is checked node by node and taken
     const auto attempt = [](node_id first, std::uint32_t count, auto&& prepare) {
         auto a = *allocator<fixed_run>::create(gb200_nvl72(3), fixed_run{first, count});
         prepare(a);
-        const auto before = a.state().available();
-        const auto held = a.state().held_gpus();
-        const auto live = a.state().allocation_count();
         // The policy ignores the request: a small one passes the allocator's
         // own checks, so that commit sees every run.
-        auto id = a.try_allocate(request::gpus(4));
-        CHECK(a.state().verify().empty());
-        if (!id) {
-            CHECK(a.state().available() == before);
-            CHECK(a.state().held_gpus() == held);
-            CHECK(a.state().allocation_count() == live);
-        }
-        return id;
+        return allocate_or_change_nothing(a, request::gpus(4));
     };
     const auto nothing = [](auto&) {};
     {
@@ -209,17 +216,7 @@ TEST_CASE("pieces of single nodes are checked as they are taken, and a refusal g
     const auto attempt = [](std::vector<piece> pieces, const request& asked, auto&& prepare) {
         auto a = *allocator<fixed_pieces>::create(gb200_nvl72(2), fixed_pieces{std::move(pieces)});
         prepare(a);
-        const auto before = a.state().available();
-        const auto held = a.state().held_gpus();
-        const auto live = a.state().allocation_count();
-        auto id = a.try_allocate(asked);
-        CHECK(a.state().verify().empty());
-        if (!id) {
-            CHECK(a.state().available() == before);
-            CHECK(a.state().held_gpus() == held);
-            CHECK(a.state().allocation_count() == live);
-        }
-        return id;
+        return allocate_or_change_nothing(a, asked);
     };
     const auto nothing = [](auto&) {};
     const request exclusive = request::gpus(2).with_exclusive_domain();

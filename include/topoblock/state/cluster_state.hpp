@@ -373,14 +373,13 @@ public:
             if (whole_holder_[d] == npos32) continue;
             const domain_info& info = topo_.domain(d);
             const node_info& first = topo_.node(info.first_node);
-            // A domain held whole keeps its owner entries unheld (unwritten).
-            for (std::uint32_t g = first.first_gpu; g < first.first_gpu + info.node_count * info.gpus_per_node; ++g) {
+            // A domain held whole keeps its owner entries unheld (unwritten):
+            // its release skips them.
+            for (std::uint32_t g = first.first_gpu; g < first.first_gpu + info.node_count * info.gpus_per_node; ++g)
                 if (owner_[g] != npos32) return "domain '" + info.name + "' is held whole but lists GPU owners";
-                if (owner[g] != whole_holder_[d]) return "domain '" + info.name + "' is held whole by an allocation that does not hold it";
-            }
         }
-        for (std::size_t g = 0; g < owner_.size(); ++g)
-            if (owner_[g] != npos32 && owner_[g] != owner[g]) return "GPU owner table disagrees with the allocations";
+        // Each GPU's holder, read as owner() reads it (entry, then the
+        // domain's holder).
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             const node_info& info = topo_.node(n);
             for (std::uint32_t g = 0; g < info.gpus; ++g)
@@ -752,7 +751,7 @@ private:
     void add_to_totals(free_capacity& into, domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         into.gpus += gpus_change;
         into.nodes += nodes_change;
-        if (!group_free_.empty()) refresh_groups(d, gpus_change, nodes_change);
+        if (!group_free_.empty()) add_to_groups(d, gpus_change, nodes_change);
     }
     void add_to_cluster(const cluster_change& change) noexcept {
         available_.gpus += change.available.gpus;
@@ -776,7 +775,7 @@ private:
     }
     // Apart from add_to_totals, which then inlines where a cluster without
     // levels (one NVLink domain per rack, no leaf groups) spends it.
-    TOPOBLOCK_NOINLINE void refresh_groups(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
+    TOPOBLOCK_NOINLINE void add_to_groups(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         for (std::size_t l = 0; l < group_free_.size(); ++l)
             group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
     }
