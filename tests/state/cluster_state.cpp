@@ -89,3 +89,28 @@ TEST_CASE("a domain held whole and given back a node at a time keeps no holder")
     CHECK(owned_by(a.state(), a.topo().domain(d).first_node, middle, allocation_id{}));
     CHECK(a.state().verify().empty());
 }
+
+// A job that holds a rack whose tray was draining when it took it wrote an
+// owner per GPU; released once the tray is up, the rack goes back as a whole
+// domain, and those owners must go with it.
+TEST_CASE("a rack taken while a tray drained and given back whole once it is up leaves no owner") {
+    auto a = *allocator<best_fit>::create(gb200_nvl72(2));
+    const domain_info& rack = a.topo().domain(1);
+    const node_id tray = rack.first_node + 7;
+    REQUIRE(a.drain(tray));
+    std::vector<piece> all;
+    for (node_id n = rack.first_node; n < rack.end_node(); ++n) all.push_back({n, full_gpu_mask(4)});
+    const auto id = *a.hold(all);
+    CHECK(owned_by(a.state(), rack.first_node, rack.end_node(), id));
+    REQUIRE(a.up(tray));
+    CHECK(a.state().verify().empty());
+    REQUIRE(a.release(id));
+    CHECK(owned_by(a.state(), 0, a.topo().node_count(), allocation_id{}));
+    CHECK(a.state().domain(1).free_gpus == 72);
+    CHECK(a.state().domain_idle(1));
+    CHECK(a.state().verify().empty());
+    // Taken whole again by a job of rack size: the holder is the new job.
+    const auto again = *a.try_allocate(request::gpus(144));
+    CHECK(owned_by(a.state(), 0, a.topo().node_count(), again));
+    CHECK(a.state().verify().empty());
+}

@@ -662,26 +662,20 @@ private:
     }
 
     // take() for a stretch of two or more nodes, when every one of them is
-    // wholly unheld; returns false, changing nothing, when one is not. A
-    // whole domain is told by its counter (its nodes are up), and names its
-    // holder once: its owner entries stay unheld (slot_holding).
+    // wholly unheld; returns false, changing nothing, when one is not.
     bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+        if (s.whole_domain) return take_whole_domain(s, slot, totals_change);
         const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
         gpu_mask* masks = node_free_.data() + s.first;
-        if (s.whole_domain) {
-            if (c.free_nodes != s.count) return false;
-        } else {
-            // Every node read, without stopping early: no branch per node.
-            const gpu_mask full = full_gpu_mask(info.gpus);
-            gpu_mask missing = 0;
-            for (std::uint32_t i = 0; i < s.count; ++i) missing |= masks[i] ^ full;
-            if (missing != 0) return false;
-        }
+        // Every node read, without stopping early: no branch per node.
+        const gpu_mask full = full_gpu_mask(info.gpus);
+        gpu_mask missing = 0;
+        for (std::uint32_t i = 0; i < s.count; ++i) missing |= masks[i] ^ full;
+        if (missing != 0) return false;
         const std::uint32_t gpus = s.count * info.gpus;
         std::fill_n(masks, s.count, gpu_mask{0});
-        if (s.whole_domain) whole_holder_[info.domain] = slot;
-        else std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
+        std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
         c.free_nodes -= s.count;
         const bool was_unheld = c.held_gpus == 0;
@@ -695,9 +689,35 @@ private:
         touch(info.domain);
         return true;
     }
+    // A multi-domain job's rack: every node of the domain, all up (the
+    // stretch says so). Wholly free, as its counter tells, it holds nothing
+    // and is open (commit checked), so it was idle; taken, it names its
+    // holder once (its owner entries stay unheld: slot_holding) and every
+    // node moves from the full count to none.
+    bool take_whole_domain(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+        const domain_id d = s.place.domain;
+        domain_counters& c = domains_[d];
+        if (c.free_nodes != s.count) return false;
+        const std::uint32_t gpus = c.free_gpus;
+        std::fill_n(node_free_.data() + s.first, s.count, gpu_mask{0});
+        whole_holder_[d] = slot;
+        c.free_gpus = 0;
+        c.free_nodes = 0;
+        c.held_gpus = gpus;
+        totals_change.unheld_up -= gpus;
+        totals_change.held += gpus;
+        add_to_totals(totals_change.available, d, minus(gpus), minus(s.count));
+        idle_domains_.reset(d);
+        node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
+        by_unheld[0] = by_unheld[s.place.gpus];
+        by_unheld[s.place.gpus].clear();
+        touch(d);
+        return true;
+    }
 
     // give_back() for a stretch of two or more wholly held nodes.
     void give_back_whole_nodes(const stretch& s, cluster_change& totals_change) {
+        if (s.whole_domain) return give_back_whole_domain(s, totals_change);
         const node_place& info = s.place;
         const std::uint32_t gpus = s.count * info.gpus;
         std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
@@ -715,6 +735,30 @@ private:
         nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, s.count);
         nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
         touch(info.domain);
+    }
+    // A whole domain, all up and all this job's: it holds nothing after, so
+    // it is idle unless the job closed it (release opens it after).
+    void give_back_whole_domain(const stretch& s, cluster_change& totals_change) {
+        const domain_id d = s.place.domain;
+        domain_counters& c = domains_[d];
+        const std::uint32_t gpus = c.held_gpus;
+        std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(s.place.gpus));
+        // Taken a node at a time (some were not up then), it wrote owners.
+        if (whole_holder_[d] != npos32) whole_holder_[d] = npos32;
+        else std::fill_n(owner_.data() + s.place.first_gpu, gpus, npos32);
+        c.free_gpus = gpus;
+        c.free_nodes = s.count;
+        c.held_gpus = 0;
+        totals_change.unheld_up += gpus;
+        totals_change.held -= gpus;
+        if (c.exclusive_holders == 0) {
+            add_to_totals(totals_change.available, d, gpus, s.count);
+            idle_domains_.set(d);
+        }
+        node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
+        by_unheld[s.place.gpus] = by_unheld[0];
+        by_unheld[0].clear();
+        touch(d);
     }
 
     void move_between_counts(const node_place& info, std::uint32_t from, std::uint32_t to) {
