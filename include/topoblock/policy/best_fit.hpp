@@ -269,47 +269,46 @@ private:
                 for (std::uint32_t d = index->first_in(key, 0); d != npos32; d = index->first_in(key, d + 1))
                     if (!f(key, d)) return;
         };
-        // How many of the largest cover the job, and the last of them (the
-        // edge): the others are exactly the domains ordered before the edge,
-        // so no list of them is kept.
-        std::uint64_t chosen = 0, covered = 0;
-        std::uint32_t edge_key = npos32, edge = npos32;
+        // The largest that cover the job, in order; the last of them (the
+        // edge) makes way for the tightest domain that holds the rest.
+        auto& chosen = by_free_;
+        chosen.clear();
+        std::uint64_t covered = 0;
         bool too_many = false;
         for_each_largest([&](std::uint32_t key, std::uint32_t d) {
-            if (chosen == max_domains) {
+            if (chosen.size() == max_domains) {
                 too_many = true;
                 return false;
             }
-            ++chosen;
+            chosen.emplace_back(key, d);
             covered += key * scale;
-            edge_key = key;
-            edge = d;
             return covered < size;
         });
         if (too_many || covered < size) return 0;
+        const auto [edge_key, edge] = chosen.back();
+        chosen.pop_back();
         covered -= edge_key * scale;
         const std::uint64_t rest = size - covered;
-        --chosen;  // the edge makes way for the tightest domain that holds the rest
         // The tightest domain that holds the rest and is not chosen: the
         // chosen ones are every domain above the edge's key and those before
         // the edge at its key, so it is the first domain of the smallest
         // non-empty key that holds the rest when that key is below the edge's
         // (which holds the rest), else the edge itself.
+        const auto edge_key32 = static_cast<std::uint32_t>(edge_key);
         const std::uint32_t tightest_key = index->next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
-        const domain_id last = tightest_key < edge_key ? index->first_in(tightest_key, 0) : edge;
+        const domain_id last = tightest_key < edge_key32 ? index->first_in(tightest_key, 0) : edge;
         // Each domain once, so each is fresh; a failed attempt leaves nothing.
         const std::size_t mark = out.size();
-        bool taken = true;
-        std::uint64_t left = chosen;
-        for_each_largest([&](std::uint32_t key, std::uint32_t d) {
-            if (left == 0) return false;
-            --left;
-            taken = take_in(state, units, d, key * scale, out, true);
-            return taken;
-        });
-        if (!taken) {
-            out.truncate(mark);
-            return 0;
+        for (const auto& [key, d] : chosen) {
+            // Most often the domain is wholly free (its key is all of it):
+            // taken whole, as take_in would, without asking it.
+            const domain_shape shape = state.topo().shape(d);
+            if (key == (index == &by_free_nodes_ ? shape.node_count : shape.node_count * shape.gpus_per_node)) {
+                out.add_nodes(shape.first_node, shape.node_count, full_gpu_mask(shape.gpus_per_node));
+            } else if (!take_in(state, units, d, key * scale, out, true)) {
+                out.truncate(mark);
+                return 0;
+            }
         }
         if (take_in(state, units, last, rest, out, true)) return 1;
         out.truncate(mark);
