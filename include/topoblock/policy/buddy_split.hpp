@@ -197,7 +197,13 @@ domain_usable_bits usable_bits(const State& state, domain_id d) noexcept {
 template <class State>
 std::uint64_t free_buddy_levels_of(const State& state, domain_id d) {
     const domain_shape info = state.topo().shape(d);
-    if (root_level(info) == no_level) return 0;
+    if (root_level(info) == no_level || !state.domain_open(d)) return 0;
+    // A domain taken or given back whole (multi-domain jobs): nothing free,
+    // or its roots alone, whose sizes are the binary digits of its GPU
+    // count (72 = 64 + 8).
+    const auto& counters = state.domain(d);
+    if (counters.free_gpus == 0) return 0;
+    if (counters.free_nodes == info.node_count) return info.gpu_count();
     if constexpr (State::node_set::word_count != 1) {
         return free_buddy_levels(load_domain(state, placement{}, d));
     } else {
