@@ -11,6 +11,7 @@
 #include <topoblock/sim/results.hpp>
 #include <topoblock/state/allocation.hpp>
 #include <topoblock/state/health.hpp>
+#include <topoblock/support/id_map.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -23,7 +24,6 @@
 #include <set>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -204,7 +204,7 @@ private:
         comm_lost_gpu_hours_ += static_cast<double>(jobs_[j].gpus) * jobs_[j].duration_s * (slowdown - 1.0) / 3600.0;
         useful_ += useful_share(j);
         allocation_[j] = *id;
-        job_of_allocation_.emplace(id->value, j);
+        job_of_allocation_.insert(id->value, j);
         running_.emplace(out.end_s, j);
         leave_queue(j);
         return {start_status::started, errc::ok};
@@ -451,7 +451,7 @@ private:
     std::vector<allocation_id> hit_;  // jobs a node event hit; one buffer for every event
     std::vector<double> enqueued_at_;
     std::vector<bool> left_queue_;
-    std::unordered_map<std::uint64_t, std::uint32_t> job_of_allocation_;
+    id_map job_of_allocation_;  // allocation id -> job
     std::vector<std::uint32_t> queue_;  // job numbers, ascending = priority order
     std::set<std::pair<double, std::uint32_t>> running_;  // (end, job)
     std::vector<std::pair<double, node_id>> repairs_;     // (expected repair, node), by time
