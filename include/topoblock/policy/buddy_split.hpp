@@ -493,11 +493,13 @@ private:
         }
         std::uint32_t lowest = detail::no_level;
         for (const auto& [g, root] : kinds_) lowest = std::min(lowest, detail::buddy_level(req, req.count, g));
+        // One node size: every domain that has buddies needs `lowest`.
+        const bool one_need = kinds_.size() == 1;
         for (std::size_t l = lowest; l < at_level_.size(); ++l) {
             const auto& set = at_level_[l];
             for (std::size_t i = set.find_first(); i < set.size(); i = set.find_next(i + 1)) {
                 const auto d = static_cast<domain_id>(i);
-                if (need(state, req, req.count, d) <= l && units.allowed(d)) return d;
+                if ((one_need || need(state, req, req.count, d) <= l) && units.allowed(d)) return d;
             }
         }
         return npos32;

@@ -116,9 +116,14 @@ public:
         whole_min_gpus_ = npos32;
         for (domain_id b = 0; b < blocks; ++b)
             if (topo.domain(b).node_count != 0) whole_min_gpus_ = std::min(whole_min_gpus_, topo.domain(b).gpus_per_node);
-        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
-        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
-        qualifying_total_.assign(thresholds_, 0);
+        // Every node of G GPUs: a node with all G usable is a wholly free
+        // one, so threshold G is threshold 0 and is not kept twice (one
+        // bucket move fewer whenever a block's wholly free nodes change).
+        all_gpus_threshold_ = uniform_gpus_ != 0 && uniform_gpus_ == thresholds_ - 1 ? uniform_gpus_ : npos32;
+        kept_thresholds_ = all_gpus_threshold_ != npos32 ? thresholds_ - 1 : thresholds_;
+        qualifying_.assign(std::size_t{blocks} * kept_thresholds_, 0);
+        blocks_by_qualifying_.assign(kept_thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
+        qualifying_total_.assign(kept_thresholds_, 0);
         groups_.resize(max_level + 1);
         for (std::uint32_t level = 1; level <= max_level; ++level) {
             if ((attached_shape_.levels >> level & 1U) == 0) continue;
@@ -185,10 +190,10 @@ public:
         const topology& topo = state.topo();
         const slurm_block_shape now = shape(topo);
         if (now.block_count == 0) return qualifying_.empty() ? "" : "slurm-block: summaries without base blocks";
-        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * thresholds_ ||
+        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * kept_thresholds_ ||
             thresholds_ != topo.max_gpus_per_node() + 1)
             return "slurm-block: not attached to this state";
-        std::vector<std::uint64_t> totals(thresholds_, 0);
+        std::vector<std::uint64_t> totals(kept_thresholds_, 0);
         std::vector<std::vector<std::uint32_t>> group_nodes(groups_.size());
         for (std::size_t level = 0; level < groups_.size(); ++level) group_nodes[level].assign(groups_[level].free_nodes.size(), 0);
         std::vector<std::uint32_t> recount(thresholds_);
@@ -203,10 +208,12 @@ public:
             const std::string where = " of base block '" + info.name + "'";
             for (std::uint32_t t = 0; t < thresholds_; ++t) {
                 const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
-                if (qualifying_[std::size_t{b} * thresholds_ + t] != recount[t]) return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[t].key_of(b) != bucket_index::nonzero_key(recount[t]))
+                const std::uint32_t kept = kept_threshold(t);
+                if (qualifying_[std::size_t{b} * kept_thresholds_ + kept] != recount[t])
+                    return "slurm-block: stale count of " + what + where;
+                if (blocks_by_qualifying_[kept].key_of(b) != bucket_index::nonzero_key(recount[t]))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
-                totals[t] += recount[t];
+                if (kept == t) totals[t] += recount[t];
             }
             for (std::size_t level = 1; level < groups_.size(); ++level)
                 if (!group_nodes[level].empty()) group_nodes[level][b >> level] += recount[0];
@@ -506,10 +513,11 @@ private:
         // when the request needs place_part's scan.
         bool run_indexed(errc& result) {
             if (!self.indexed_for(state.topo()) || req.exclusive_domain || j.nodes != j.part) return false;
-            const std::uint32_t t = j.whole ? 0 : j.min_gpus;
+            const std::uint32_t asked = j.whole ? 0 : j.min_gpus;
             // A whole-node job that some base block's nodes are too small for
             // counts per block, which the summaries do not.
-            if (j.whole ? j.min_gpus > self.whole_min_gpus_ : t == 0 || t >= self.thresholds_) return false;
+            if (j.whole ? j.min_gpus > self.whole_min_gpus_ : asked == 0 || asked >= self.thresholds_) return false;
+            const std::uint32_t t = self.kept_threshold(asked);
             if (self.qualifying_total_[t] == 0) {
                 result = outside();
                 return true;
@@ -535,7 +543,7 @@ private:
             }
             const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, blocks);
             for (domain_id b = begin; b < end; ++b) {
-                counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
+                counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
                 taken[b] = 0;
                 closed[b] = 0;
                 required[b] = 0;
@@ -728,14 +736,19 @@ private:
     slurm_block_shape attached_shape_;
     std::uint32_t attached_domains_ = 0;
     std::uint32_t thresholds_ = 0;           // 1 + the most GPUs a node has
+    std::uint32_t all_gpus_threshold_ = npos32;  // G when every node has G GPUs (kept as threshold 0), else npos32
+    std::uint32_t kept_thresholds_ = 0;          // thresholds with counts of their own: thresholds_, less that one
     std::uint32_t whole_min_gpus_ = npos32;  // the fewest GPUs per node of a non-empty base block
-    std::vector<std::uint32_t> qualifying_;  // nodes meeting threshold t: [block * thresholds_ + t]
+    std::vector<std::uint32_t> qualifying_;  // nodes meeting threshold t: [block * kept_thresholds_ + kept_threshold(t)]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count
     std::vector<std::uint64_t> qualifying_total_;     // [t]: over every base block
     std::vector<group_summary> groups_;               // [level], levels 1 and up
 
     // The summaries exist and were built for a topology of this size (a
     // cheap guard: place() must be asked about the state attach() saw).
+    // Where threshold t's counts are kept.
+    std::uint32_t kept_threshold(std::uint32_t t) const noexcept { return t == all_gpus_threshold_ ? 0 : t; }
+
     bool indexed_for(const topology& topo) const noexcept {
         return use_indexes && !qualifying_.empty() && topo.domain_count() == attached_domains_;
     }
@@ -748,7 +761,7 @@ private:
     bool count_block(const State& state, domain_id d) {
         const bool open = state.domain_open(d);
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
-        const std::uint32_t whole_before = qualifying_[std::size_t{d} * thresholds_];
+        const std::uint32_t whole_before = qualifying_[std::size_t{d} * kept_thresholds_];
         if (whole != whole_before) {
             file_block(0, d, whole);
             for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
@@ -765,7 +778,9 @@ private:
         // the sets above that are empty: no need to read the domain's
         // description (a cold line when a tray fails far from the last).
         std::uint32_t at_least = 0;
-        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
+        std::uint32_t k = thresholds_ - 1;
+        if (k == all_gpus_threshold_) at_least = whole, --k;
+        for (; k >= 1; --k) {
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file_block(k, d, at_least);
         }
@@ -776,7 +791,7 @@ private:
     }
 
     void file_block(std::uint32_t t, domain_id b, std::uint32_t count) noexcept {
-        std::uint32_t& kept = qualifying_[std::size_t{b} * thresholds_ + t];
+        std::uint32_t& kept = qualifying_[std::size_t{b} * kept_thresholds_ + t];
         if (kept == count) return;
         qualifying_total_[t] = qualifying_total_[t] - kept + count;
         kept = count;

@@ -46,7 +46,9 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 // a bucket lookup per window size instead of a pass over every domain.
 // Sizes with few windows (at most `filed_above`) keep only the counts and
 // are scanned when asked: a count changes in one instruction, a bucket move
-// costs dozens, and the large sizes are asked for least.
+// costs dozens, and the large sizes are asked for least. The counts of all
+// sizes lie in one array, size after size (a tree of window counts), so a
+// flip adds to one entry per size through a table of offsets.
 class whole_domain_windows {
 public:
     // Windows are kept only on a cluster of like domains (empty otherwise).
@@ -56,6 +58,8 @@ public:
         const std::uint32_t domains = topo.domain_count();
         const std::uint32_t nodes = topo.max_domain_nodes();
         sizes_.clear();
+        window_free_.clear();
+        free_offset_.clear();
         wholly_free_ = indexed_bitset(domains);
         kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
                 topo.node_count() == std::uint64_t{domains} * nodes;
@@ -65,7 +69,9 @@ public:
             window_size& size = sizes_.emplace_back();
             const auto windows = static_cast<std::uint32_t>((domains + p - 1) / p);
             const auto most = static_cast<std::uint32_t>(p < domains ? p : domains);
-            size.free.assign(windows, 0);
+            // Windows of one domain count their own bit (wholly_free_).
+            free_offset_.push_back(static_cast<std::uint32_t>(window_free_.size()));
+            if (p > 1) window_free_.resize(window_free_.size() + windows, 0);
             size.one_group.assign(windows, 1);
             // Windows of one domain are never asked for: a job one domain
             // holds does not come here (pick_whole_domains).
@@ -108,7 +114,7 @@ public:
                 const auto w = static_cast<std::uint32_t>(d >> k);
                 if (w == last) continue;  // one domain after another: often the same window
                 last = w;
-                file(sizes_[k], w);
+                file(k, w);
             }
         }
     }
@@ -120,15 +126,14 @@ public:
         if (now == wholly_free_.test(d)) return;
         flip(d, now);
         for (std::size_t k = 0; k < sizes_.size(); ++k)
-            if (sizes_[k].filed) file(sizes_[k], d >> k);
+            if (sizes_[k].filed) file(k, d >> k);
     }
 
     bool kept() const noexcept { return kept_; }
     std::size_t memory_bytes() const noexcept {
-        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_);
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(window_free_) + heap_bytes(free_offset_);
         for (const window_size& size : sizes_)
-            total += heap_bytes(size.free) + heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() +
-                     size.mixed_by_free.memory_bytes();
+            total += heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() + size.mixed_by_free.memory_bytes();
         return total;
     }
     // The lowest wholly free, open domain, or npos32. Only when kept().
@@ -141,9 +146,12 @@ public:
     // domains: appended to `chosen`; false when no window holds them. Only
     // when kept().
     bool pick(std::uint32_t domains, std::vector<domain_id>& chosen) const {
+        // The last size's one window is the whole cluster: fewer wholly free
+        // domains than asked is a refusal without a look at any size.
+        if (sizes_.empty() || window_free(sizes_.size() - 1, 0) < domains) return false;
         // Windows of fewer than `domains` domains cannot hold them.
         for (std::size_t k = domains < 2 ? 0 : std::bit_width(domains - 1); k < sizes_.size(); ++k) {
-            const std::uint32_t w = best_window(sizes_[k], domains);
+            const std::uint32_t w = best_window(k, domains);
             if (w == npos32) continue;
             std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
             for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1))
@@ -163,11 +171,11 @@ public:
             if (wholly_free_.test(d) != wholly_free_and_open(state, d)) return "whole-domain windows: stale wholly free domain";
         for (std::size_t k = 0; k < sizes_.size(); ++k) {
             const window_size& size = sizes_[k];
-            for (std::uint32_t w = 0; w < size.free.size(); ++w) {
+            for (std::uint32_t w = 0; w < size.one_group.size(); ++w) {
                 std::uint32_t free = 0;
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
                     free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
-                if (free != size.free[w]) return "whole-domain windows: stale count";
+                if (free != window_free(k, w)) return "whole-domain windows: stale count";
                 if (!size.filed) continue;
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
@@ -181,7 +189,6 @@ public:
 private:
     static constexpr std::uint32_t filed_above = 64;
     struct window_size {
-        std::vector<std::uint32_t> free;       // per window: wholly free domains in it
         std::vector<std::uint8_t> one_group;   // per window: inside one group
         bool filed = false;                    // more than filed_above windows: the buckets below are kept
         bucket_index one_group_by_free;
@@ -192,27 +199,34 @@ private:
     // windows' counts.
     void flip(domain_id d, bool now) noexcept {
         wholly_free_.assign(d, now);
-        for (std::size_t k = 0; k < sizes_.size(); ++k) {
-            std::uint32_t& free = sizes_[k].free[d >> k];
-            free = now ? free + 1 : free - 1;
-        }
+        const std::uint32_t change = now ? 1U : ~0U;  // +1 or -1, modulo 2^32
+        std::uint32_t* counts = window_free_.data();
+        const std::uint32_t* offsets = free_offset_.data();
+        for (std::size_t k = 1; k < free_offset_.size(); ++k) counts[offsets[k] + (d >> k)] += change;
     }
-    static void file(window_size& size, std::uint32_t w) noexcept {
-        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, size.free[w]);
+    // Wholly free domains in window w of 2^k domains.
+    std::uint32_t window_free(std::size_t k, std::uint32_t w) const noexcept {
+        return k == 0 ? (wholly_free_.test(w) ? 1U : 0U) : window_free_[free_offset_[k] + w];
+    }
+    void file(std::size_t k, std::uint32_t w) noexcept {
+        window_size& size = sizes_[k];
+        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, window_free(k, w));
     }
 
     // The window of this size that holds `domains`: inside one group first,
     // then the fewest wholly free, then the lowest; npos32 when none does.
-    static std::uint32_t best_window(const window_size& size, std::uint32_t domains) noexcept {
+    std::uint32_t best_window(std::size_t k, std::uint32_t domains) const noexcept {
+        const window_size& size = sizes_[k];
         if (size.filed) {
             const std::uint32_t w = size.one_group_by_free.find_at_least(domains);
             return w != npos32 ? w : size.mixed_by_free.find_at_least(domains);
         }
+        const std::uint32_t* free = window_free_.data() + free_offset_[k];
         std::uint32_t best = npos32;
-        for (std::uint32_t w = 0; w < size.free.size(); ++w) {
-            if (size.free[w] < domains) continue;
+        for (std::uint32_t w = 0; w < size.one_group.size(); ++w) {
+            if (free[w] < domains) continue;
             if (best == npos32 || size.one_group[w] > size.one_group[best] ||
-                (size.one_group[w] == size.one_group[best] && size.free[w] < size.free[best]))
+                (size.one_group[w] == size.one_group[best] && free[w] < free[best]))
                 best = w;
         }
         return best;
@@ -220,6 +234,10 @@ private:
     bool kept_ = false;
     indexed_bitset wholly_free_;
     std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
+    // Each window's wholly free domains, sizes 1 and up one after another:
+    // window w of 2^k domains at free_offset_[k] + w.
+    std::vector<std::uint32_t> window_free_;
+    std::vector<std::uint32_t> free_offset_;
 };
 
 // Chooses wholly free domains that together hold `size` units. Rule: the
