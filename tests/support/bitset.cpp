@@ -211,3 +211,35 @@ TEST_CASE("bucket_index finds the last item and the non-empty keys like a std::s
         }
     }
 }
+
+TEST_CASE("bucket_index finds the lowest item of a range of keys like a scan, across key words and summary words") {
+    test::rng r(17);
+    // Keys up to 150: three words of non-empty keys; 9,000 items: three
+    // summary words per key.
+    for (std::uint32_t items : {1U, 65U, 300U, 4097U, 9000U}) {
+        CAPTURE(items);
+        const std::uint32_t max_key = 150;
+        bucket_index index(items, max_key);
+        std::vector<std::uint32_t> key(items, npos32);
+        for (int op = 0; op < 3000; ++op) {
+            const std::uint32_t item = r.between(0, items - 1);
+            if (r.chance(70)) {
+                key[item] = r.between(0, max_key);
+                index.assign(item, key[item]);
+            } else {
+                index.remove(item);
+                key[item] = npos32;
+            }
+            // Ranges of one key, of a few, across a word of keys, and past
+            // the largest key.
+            const std::uint32_t first = r.between(0, max_key);
+            const std::uint32_t last = r.chance(10) ? max_key + r.between(0, 70) : first + r.between(0, r.chance(50) ? 8 : 80);
+            std::uint32_t want = npos32;
+            for (std::uint32_t i = 0; i < items && want == npos32; ++i)
+                if (key[i] != npos32 && key[i] >= first && key[i] <= last) want = i;
+            CAPTURE(first);
+            CAPTURE(last);
+            REQUIRE(index.first_in_keys(first, last) == want);
+        }
+    }
+}

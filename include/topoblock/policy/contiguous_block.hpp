@@ -290,14 +290,15 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   chosen as above, counting what earlier segments took.
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
-// Cost: at most 8 domains of a bucket, then a bucket lookup per possible
-// longest-run length (node requests on mixed node sizes and exclusive jobs:
-// a walk over a bucket's domains), plus a few bit scans per free run of the
-// chosen domain; O(log domains) lookups for multi-domain jobs on a cluster
-// of like domains, O(domains) for segments and on mixed clusters. Keeping
-// the summaries: a word compare per change, a step per free sub-block and a
-// few bit scans per free run when the domain's wholly free nodes changed
-// (domains of up to 64 nodes; O(blocks) beyond).
+// Cost: a bucket lookup per row of free sub-block counts passed and per run
+// length in the answering row (node requests on mixed node sizes and
+// exclusive jobs: a walk over the domains of a row), plus a few bit scans
+// per free run of the chosen domain; O(log domains) lookups for
+// multi-domain jobs on a cluster of like domains, O(domains) for segments
+// and on mixed clusters. Keeping the summaries: a word compare per change,
+// and when the domain's wholly free nodes changed a step per free sub-block,
+// a few bit scans per free run and one bucket move (domains of up to 64
+// nodes; O(blocks) beyond).
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
@@ -321,16 +322,19 @@ public:
         words_per_domain_ = State::node_set::word_count;
         free_node_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
         free_block_words_.assign(free_node_words_.size(), 0);
-        by_free_blocks_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
             uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
-        // One bucket index per longest free run a domain can have (k whole
-        // sub-blocks, with or without the short last one), so that "fewest
-        // free sub-blocks among domains whose run holds the job" is a lookup
-        // per run length, not a walk over the domains of a bucket.
+        // The longest free runs a domain can have (k whole sub-blocks, with
+        // or without the short last one), ascending: a domain is filed under
+        // its free sub-blocks and the class of its longest run together
+        // (free_blocks * classes + class), so that "fewest free sub-blocks
+        // among domains whose run holds the job" is a lookup in one index,
+        // and a change is one bucket move.
         std::vector<bool> possible(std::size_t{topo.max_domain_gpus()} + 1, false);
+        most_free_blocks_ = 0;
         for (const auto& l : layouts_) {
+            most_free_blocks_ = std::max(most_free_blocks_, l.count());
             const std::uint32_t block = l.nodes_per_block * l.gpus_per_node;
             const std::uint32_t tail = l.tail_nodes * l.gpus_per_node;
             for (std::uint32_t k = 0; k <= l.full_blocks; ++k) {
@@ -338,15 +342,16 @@ public:
                 if (tail != 0) possible[k * block + tail] = true;
             }
         }
-        by_run_.clear();
         run_lengths_.clear();
-        run_slots_.assign(possible.size(), npos32);
         for (std::uint32_t r = 1; r < possible.size(); ++r)
-            if (possible[r]) {
-                run_slots_[r] = static_cast<std::uint32_t>(run_lengths_.size());
-                run_lengths_.push_back(r);
-                by_run_.emplace_back(topo.domain_count(), topo.max_domain_nodes());
-            }
+            if (possible[r]) run_lengths_.push_back(r);
+        const auto classes = static_cast<std::uint32_t>(run_lengths_.size());
+        class_at_least_.assign(possible.size(), classes);
+        for (std::uint32_t g = 0, c = 0; g < possible.size(); ++g) {
+            while (c < classes && run_lengths_[c] < g) ++c;
+            class_at_least_[g] = c;
+        }
+        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : (most_free_blocks_ + 1) * classes - 1);
         windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
@@ -394,8 +399,8 @@ public:
     // scratch): the memory benchmark adds them to the state's.
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
-               heap_bytes(summaries_) + by_free_blocks_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(run_slots_) + nested_heap_bytes(by_run_) + windows_.memory_bytes() + heap_bytes(chosen_);
+               heap_bytes(summaries_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
+               heap_bytes(class_at_least_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
     // Compares the kept summaries with a recount from the state: an empty
@@ -424,13 +429,7 @@ public:
             if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
-            if (by_free_blocks_.key_of(d) != bucket_index::nonzero_key(s.free_blocks))
-                return "contiguous-block: free-block bucket is wrong" + where;
-            for (std::size_t i = 0; i < run_lengths_.size(); ++i) {
-                const bool filed_here = s.free_blocks != 0 && run_lengths_[i] == s.longest_run_gpus;
-                if (by_run_[i].key_of(d) != (filed_here ? s.free_blocks : npos32))
-                    return "contiguous-block: run-length bucket is wrong" + where;
-            }
+            if (by_blocks_and_run_.key_of(d) != key_of(s)) return "contiguous-block: bucket is wrong" + where;
         }
         return {};
     }
@@ -446,17 +445,16 @@ private:
         if (!keep(free_node_words_, d, nodes)) return;
         const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
         if (!keep(free_block_words_, d, blocks)) return;
-        const detail::block_summary before = summaries_[d];
         summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
-        const detail::block_summary& now = summaries_[d];
-        by_free_blocks_.assign_nonzero(d, now.free_blocks);
-        if (before.free_blocks != 0 && before.longest_run_gpus != now.longest_run_gpus)
-            by_run_[run_index(before.longest_run_gpus)].remove(d);
-        if (now.free_blocks != 0) by_run_[run_index(now.longest_run_gpus)].assign(d, now.free_blocks);
+        by_blocks_and_run_.assign(d, key_of(summaries_[d]));
     }
 
-    // The index of by_run_ for a domain's longest run (a possible one).
-    std::size_t run_index(std::uint32_t run_gpus) const noexcept { return run_slots_[run_gpus]; }
+    // Where a domain of this summary is filed: its free sub-blocks, then the
+    // class of its longest run (run_lengths_); nowhere with none free.
+    std::uint32_t key_of(const detail::block_summary& s) const noexcept {
+        if (s.free_blocks == 0) return npos32;
+        return s.free_blocks * static_cast<std::uint32_t>(run_lengths_.size()) + class_at_least_[s.longest_run_gpus];
+    }
 
     // GPUs `units` of the request need in domain `d`.
     template <class State>
@@ -534,47 +532,48 @@ private:
             return best;
         }
         // No domain with fewer free blocks than this can hold the job.
-        std::uint32_t least = 1;
-        if (uniform_block_gpus_ != 0) {
-            const std::uint64_t need = need_gpus(state, req, req.count, 0);
-            least = static_cast<std::uint32_t>((need + uniform_block_gpus_ - 1) / uniform_block_gpus_);
-        }
-        if (least > by_free_blocks_.max_key()) return npos32;
-        // Every allowed domain's need is the same: a walk of at most 8
-        // domains, else one lookup per run length that holds the job, the
-        // fewest free sub-blocks winning, then the lowest index (what the
-        // unbounded walk below finds, in O(run lengths)).
+        std::uint64_t least = 1;
+        if (uniform_block_gpus_ != 0) least = (need_gpus(state, req, req.count, 0) + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+        const auto classes = static_cast<std::uint32_t>(run_lengths_.size());
+        if (least > most_free_blocks_ || classes == 0) return npos32;
+        // The keys run row by row (a row: the domains with so many free
+        // sub-blocks), each row by run class. Every allowed domain's need is
+        // the same: the first row with a key of a class that holds the job
+        // answers, with its lowest domain among those keys. O(rows + classes)
+        // lookups, whatever the domains.
+        const auto first_row_key = static_cast<std::uint32_t>(least) * classes;
+        const bucket_index& index = by_blocks_and_run_;
         const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
         if (!req.exclusive_domain && (req.what != unit::nodes || uniform != 0)) {
             const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * uniform : req.count;
-            // Most requests are answered by the first few domains of the
-            // walk; the lookups bound the cost when they are not.
-            std::uint32_t probes = 0;
-            for (std::uint32_t k = by_free_blocks_.next_key(least); k != npos32; k = by_free_blocks_.next_key(k + 1)) {
-                for (domain_id d = by_free_blocks_.first_in(k, 0); d != npos32; d = by_free_blocks_.first_in(k, d + 1)) {
-                    if (summaries_[d].longest_run_gpus >= need) return d;  // filed domains are open
-                    if (++probes == 8) break;
+            if (need >= class_at_least_.size()) return npos32;
+            const std::uint32_t first_class = class_at_least_[need];
+            if (first_class == classes) return npos32;
+            for (std::uint32_t key = index.next_key(first_row_key + first_class); key != npos32;) {
+                const std::uint32_t row_key = key - key % classes;
+                if (key - row_key < first_class) {  // this row's runs are all too short
+                    key = index.next_key(row_key + first_class);
+                    continue;
                 }
-                if (probes == 8) break;
+                return index.first_in_keys(key, row_key + classes - 1);  // filed domains are open
             }
-            if (probes < 8) return npos32;
-            domain_id best = npos32;
-            std::uint32_t best_key = npos32;
-            for (std::size_t i = 0; i < run_lengths_.size(); ++i) {
-                if (run_lengths_[i] < need) continue;
-                const std::uint32_t k = by_run_[i].next_key(least);
-                if (k == npos32 || k > best_key) continue;
-                const domain_id d = by_run_[i].first_in(k, 0);
-                if (k < best_key || d < best) {
-                    best = d;
-                    best_key = k;
-                }
-            }
-            return best;
+            return npos32;
         }
-        for (std::uint32_t k = by_free_blocks_.next_key(least); k != npos32; k = by_free_blocks_.next_key(k + 1)) {
-            for (domain_id d = by_free_blocks_.first_in(k, 0); d != npos32; d = by_free_blocks_.first_in(k, d + 1))
-                if (summaries_[d].longest_run_gpus >= need_gpus(state, req, req.count, d) && units.allowed(d)) return d;
+        // Needs differ by domain (node requests on mixed node sizes), or
+        // only idle domains will do: in each row, the lowest domain that
+        // holds the job and is allowed, from each key of the row.
+        for (std::uint32_t key = index.next_key(first_row_key); key != npos32;) {
+            const std::uint32_t row_end = key - key % classes + classes;
+            domain_id best = npos32;
+            for (; key != npos32 && key < row_end; key = index.next_key(key + 1)) {
+                const std::uint32_t run_gpus = run_lengths_[key % classes];
+                for (domain_id d = index.first_in(key, 0); d < best; d = index.first_in(key, d + 1))
+                    if (run_gpus >= need_gpus(state, req, req.count, d) && units.allowed(d)) {
+                        best = d;
+                        break;
+                    }
+            }
+            if (best != npos32) return best;
         }
         return npos32;
     }
@@ -613,10 +612,10 @@ private:
     std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
     std::vector<detail::block_summary> summaries_;
-    bucket_index by_free_blocks_;
-    std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending
-    std::vector<std::uint32_t> run_slots_;    // [GPUs]: their index in run_lengths_ (npos32: not a possible run)
-    std::vector<bucket_index> by_run_;        // [i]: domains whose longest run is run_lengths_[i], by free sub-blocks
+    std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
+    std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
+    std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
+    bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     detail::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
     // one allocates only while it is the largest yet (one allocator, one
