@@ -328,9 +328,10 @@ public:
         // The longest free runs a domain can have (k whole sub-blocks, with
         // or without the short last one), ascending: a domain is filed under
         // its free sub-blocks and the class of its longest run together
-        // (free_blocks * classes + class), so that "fewest free sub-blocks
-        // among domains whose run holds the job" is a lookup in one index,
-        // and a change is one bucket move.
+        // (free_blocks << class_bits_ | class: a row of keys per count of
+        // free sub-blocks, with no division to find a key's row), so that
+        // "fewest free sub-blocks among domains whose run holds the job" is
+        // a lookup in one index, and a change is one bucket move.
         std::vector<bool> possible(std::size_t{topo.max_domain_gpus()} + 1, false);
         most_free_blocks_ = 0;
         for (const auto& l : layouts_) {
@@ -351,7 +352,8 @@ public:
             while (c < classes && run_lengths_[c] < g) ++c;
             class_at_least_[g] = c;
         }
-        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : (most_free_blocks_ + 1) * classes - 1);
+        class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
+        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
         windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
@@ -453,7 +455,7 @@ private:
     // class of its longest run (run_lengths_); nowhere with none free.
     std::uint32_t key_of(const detail::block_summary& s) const noexcept {
         if (s.free_blocks == 0) return npos32;
-        return s.free_blocks * static_cast<std::uint32_t>(run_lengths_.size()) + class_at_least_[s.longest_run_gpus];
+        return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
     }
 
     // GPUs `units` of the request need in domain `d`.
@@ -541,7 +543,8 @@ private:
         // the same: the first row with a key of a class that holds the job
         // answers, with its lowest domain among those keys. O(rows + classes)
         // lookups, whatever the domains.
-        const auto first_row_key = static_cast<std::uint32_t>(least) * classes;
+        const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
+        const auto first_row_key = static_cast<std::uint32_t>(least) << class_bits_;
         const bucket_index& index = by_blocks_and_run_;
         const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
         if (!req.exclusive_domain && (req.what != unit::nodes || uniform != 0)) {
@@ -550,12 +553,12 @@ private:
             const std::uint32_t first_class = class_at_least_[need];
             if (first_class == classes) return npos32;
             for (std::uint32_t key = index.next_key(first_row_key + first_class); key != npos32;) {
-                const std::uint32_t row_key = key - key % classes;
+                const std::uint32_t row_key = key & ~(row_keys - 1);
                 if (key - row_key < first_class) {  // this row's runs are all too short
                     key = index.next_key(row_key + first_class);
                     continue;
                 }
-                return index.first_in_keys(key, row_key + classes - 1);  // filed domains are open
+                return index.first_in_keys(key, row_key + row_keys - 1);  // filed domains are open
             }
             return npos32;
         }
@@ -563,10 +566,10 @@ private:
         // only idle domains will do: in each row, the lowest domain that
         // holds the job and is allowed, from each key of the row.
         for (std::uint32_t key = index.next_key(first_row_key); key != npos32;) {
-            const std::uint32_t row_end = key - key % classes + classes;
+            const std::uint32_t row_end = (key & ~(row_keys - 1)) + row_keys;
             domain_id best = npos32;
             for (; key != npos32 && key < row_end; key = index.next_key(key + 1)) {
-                const std::uint32_t run_gpus = run_lengths_[key % classes];
+                const std::uint32_t run_gpus = run_lengths_[key & (row_keys - 1)];
                 for (domain_id d = index.first_in(key, 0); d < best; d = index.first_in(key, d + 1))
                     if (run_gpus >= need_gpus(state, req, req.count, d) && units.allowed(d)) {
                         best = d;
@@ -615,6 +618,7 @@ private:
     std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
+    std::uint32_t class_bits_ = 0;               // a row's keys: 2^class_bits_ >= classes
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     detail::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that

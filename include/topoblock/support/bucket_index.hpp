@@ -102,21 +102,29 @@ public:
         return static_cast<std::uint32_t>(next * 64 + static_cast<std::size_t>(std::countr_zero(words[next])));
     }
     // The lowest-index item filed under any key of [first, last], or
-    // npos32: the non-empty keys are read off their word, and each one's
-    // lowest item off its summary, without a search from a position.
+    // npos32: the keys' summary words ORed give the first word that holds
+    // one, and their words there ORed the item, with no search per key.
     std::uint32_t first_in_keys(std::uint32_t first, std::uint32_t last) const noexcept {
-        std::uint32_t best = npos32;
         if (last > max_key_) last = max_key_;
-        for (std::size_t w = first / 64; first <= last && w <= last / 64; ++w) {
-            std::uint64_t keys = nonempty_[w];
-            if (w == first / 64) keys &= ~std::uint64_t{0} << (first % 64);
-            if (w == last / 64) keys &= ~std::uint64_t{0} >> (63 - last % 64);
-            for (; keys != 0; keys &= keys - 1) {
-                const std::uint32_t item = lowest_item(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(keys))));
-                if (item < best) best = item;
+        if (first > last) return npos32;
+        const auto for_each_key = [&](auto&& f) {
+            for (std::size_t w = first / 64; w <= last / 64; ++w) {
+                std::uint64_t keys = nonempty_[w];
+                if (w == first / 64) keys &= ~std::uint64_t{0} << (first % 64);
+                if (w == last / 64) keys &= ~std::uint64_t{0} >> (63 - last % 64);
+                for (; keys != 0; keys &= keys - 1) f(block(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(keys)))));
             }
+        };
+        for (std::size_t s = 0; s < summaries_per_key_; ++s) {
+            std::uint64_t summary = 0;
+            for_each_key([&](const std::uint64_t* b) { summary |= b[s]; });
+            if (summary == 0) continue;
+            const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
+            std::uint64_t word = 0;
+            for_each_key([&](const std::uint64_t* b) { word |= b[summaries_per_key_ + w]; });
+            return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
         }
-        return best;
+        return npos32;
     }
     // The highest-index item filed under `key` below `before`, or npos32:
     // Slurm-style best fit breaks ties towards the later item.
@@ -144,14 +152,6 @@ public:
 private:
     static std::size_t highest_bit(std::uint64_t word) noexcept {
         return 63 - static_cast<std::size_t>(std::countl_zero(word));
-    }
-    // The lowest item of a non-empty key.
-    std::uint32_t lowest_item(std::uint32_t key) const noexcept {
-        const std::uint64_t* summaries = block(key);
-        std::size_t s = 0;
-        while (summaries[s] == 0) ++s;
-        const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summaries[s]));
-        return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(summaries[summaries_per_key_ + w])));
     }
     // A key's block: its summary words, then its item words.
     const std::uint64_t* block(std::uint32_t key) const noexcept { return blocks_.data() + std::size_t{key} * stride_; }
