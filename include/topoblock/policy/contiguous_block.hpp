@@ -290,8 +290,8 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   chosen as above, counting what earlier segments took.
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
-// Cost: a bucket lookup per row of free sub-block counts passed and per run
-// length in the answering row (node requests on mixed node sizes and
+// Cost: a key lookup per row of free sub-block counts passed, and two word
+// reads per key of the answering row (node requests on mixed node sizes and
 // exclusive jobs: a walk over the domains of a row), plus a few bit scans
 // per free run of the chosen domain; O(log domains) lookups for
 // multi-domain jobs on a cluster of like domains, O(domains) for segments

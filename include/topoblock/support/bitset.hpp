@@ -1,6 +1,7 @@
 #pragma once
 
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/support/noinline.hpp>
 
 #include <array>
 #include <bit>
@@ -175,12 +176,12 @@ public:
 
     std::size_t size() const noexcept { return size_; }
 
-    void set(std::size_t i) noexcept {
+    TOPOBLOCK_ALWAYS_INLINE void set(std::size_t i) noexcept {
         const std::size_t w = i / 64;
         words_[w] |= std::uint64_t{1} << (i % 64);
         summary_[w / 64] |= std::uint64_t{1} << (w % 64);
     }
-    void reset(std::size_t i) noexcept {
+    TOPOBLOCK_ALWAYS_INLINE void reset(std::size_t i) noexcept {
         const std::size_t w = i / 64;
         words_[w] &= ~(std::uint64_t{1} << (i % 64));
         if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
