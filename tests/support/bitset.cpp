@@ -221,6 +221,7 @@ TEST_CASE("bucket_index finds the lowest item of a range of keys like a scan, ac
         const std::uint32_t max_key = 150;
         bucket_index index(items, max_key);
         std::vector<std::uint32_t> key(items, npos32);
+        REQUIRE(bucket_index{}.first_in_keys(0, 10) == npos32);
         for (int op = 0; op < 3000; ++op) {
             const std::uint32_t item = r.between(0, items - 1);
             if (r.chance(70)) {

@@ -106,7 +106,7 @@ public:
     // one, and their words there ORed the item, with no search per key.
     std::uint32_t first_in_keys(std::uint32_t first, std::uint32_t last) const noexcept {
         if (last > max_key_) last = max_key_;
-        if (first > last) return npos32;
+        if (first > last || nonempty_.empty()) return npos32;  // empty: a default-constructed index
         const auto for_each_key = [&](auto&& f) {
             for (std::size_t w = first / 64; w <= last / 64; ++w) {
                 std::uint64_t keys = nonempty_[w];
