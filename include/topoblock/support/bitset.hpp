@@ -53,20 +53,19 @@ constexpr std::uint64_t word_bits(std::size_t lo, std::size_t hi) noexcept {
     return (~std::uint64_t{0} << lo) & (~std::uint64_t{0} >> (63 - hi));
 }
 // Calls f(word index, mask) for each word the bits [first, first + count) touch.
-// A domain's trays are a few dozen bits, so most ranges lie in one or two
-// words: the first and last masks are computed once, not per word.
+// Most ranges lie in one word, so the loop's first pass masks both ends; f
+// has one call site, so a caller's lambda is inlined once, not three times.
 template <class F>
 constexpr void for_each_word_of_range(std::size_t first, std::size_t count, F&& f) noexcept {
     if (count == 0) return;
     const std::size_t last = first + count - 1;
     const std::size_t first_word = first / 64, last_word = last / 64;
-    if (first_word == last_word) {
-        f(first_word, word_bits(first % 64, last % 64));
-        return;
+    for (std::size_t w = first_word; w <= last_word; ++w) {
+        std::uint64_t mask = ~std::uint64_t{0};
+        if (w == first_word) mask &= ~std::uint64_t{0} << (first % 64);
+        if (w == last_word) mask &= ~std::uint64_t{0} >> (63 - last % 64);
+        f(w, mask);
     }
-    f(first_word, word_bits(first % 64, 63));
-    for (std::size_t w = first_word + 1; w < last_word; ++w) f(w, ~std::uint64_t{0});
-    f(last_word, word_bits(0, last % 64));
 }
 }  // namespace detail
 

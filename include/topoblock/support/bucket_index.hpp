@@ -108,12 +108,10 @@ public:
         if (last > max_key_) last = max_key_;
         if (first > last || nonempty_.empty()) return npos32;  // empty: a default-constructed index
         const auto for_each_key = [&](auto&& f) {
-            for (std::size_t w = first / 64; w <= last / 64; ++w) {
-                std::uint64_t keys = nonempty_[w];
-                if (w == first / 64) keys &= ~std::uint64_t{0} << (first % 64);
-                if (w == last / 64) keys &= ~std::uint64_t{0} >> (63 - last % 64);
-                for (; keys != 0; keys &= keys - 1) f(block(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(keys)))));
-            }
+            detail::for_each_word_of_range(first, last - first + 1, [&](std::size_t w, std::uint64_t range) {
+                for (std::uint64_t keys = nonempty_[w] & range; keys != 0; keys &= keys - 1)
+                    f(block(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(keys)))));
+            });
         };
         for (std::size_t s = 0; s < summaries_per_key_; ++s) {
             std::uint64_t summary = 0;
