@@ -360,19 +360,15 @@ struct contiguous_block_rules {
 };
 
 // slurm-block with its defaults (every domain a base block, S the first
-// domain's node count, levels of 1 to 16 blocks cut at the cluster size),
-// recomputed here by brute force.
+// domain's node count, levels of 1 to 16 blocks, all kept however few the
+// blocks), recomputed here by brute force.
 struct slurm_block_rules {
     static std::uint32_t base(const topology& t) {
         for (const auto& d : t.domains())
             if (d.node_count > 0) return d.node_count;
         return 1;
     }
-    static std::uint32_t top_level(const topology& t) {
-        std::uint32_t l = 0;
-        while (l < 4 && (1U << l) < t.domain_count()) ++l;
-        return l;
-    }
+    static constexpr std::uint32_t top_level = 4;  // 16 base blocks
     // The level a job of n nodes needs: ceil(log2(ceil(n / S))).
     static std::uint32_t needed_level(const topology& t, std::uint32_t n) {
         const std::uint32_t blocks = (n + base(t) - 1) / base(t);
@@ -416,11 +412,11 @@ struct slurm_block_rules {
                 if (m.wholly_usable(n) && got[i++].first != n) return "a base block's free nodes not taken in order";
             return "";
         }
-        if (k <= top_level(t)) {
+        if (k <= top_level) {
             for (domain_id d : spanned)
                 if ((d >> k) != (spanned[0] >> k)) return "a job spans two groups of its level";
         }
-        const std::uint32_t ll = std::min(k, top_level(t) + 1) - 1;
+        const std::uint32_t ll = std::min(k, top_level + 1) - 1;
         const std::uint64_t limit = (q.count + (base(t) << ll) - 1) / (base(t) << ll);
         std::vector<domain_id> lls;
         for (domain_id d : spanned)

@@ -57,8 +57,9 @@ TEST_CASE("slurm cluster: node order is the block list's, or slurm.conf's when g
     // n0 and n6 are in no block: one-node domains after the blocks.
     CHECK(domain_names(ordered->topo) == names{"b1", "b2", "n0", "n6"});
     CHECK(ordered->topo.node(0).gpus == 8);
-    // Default levels, S = 3 (the first block), two base blocks.
-    CHECK(ordered->policy.shape(ordered->topo) == slurm_block_shape{3, 2, 0b11});
+    // Default levels (all five, though two blocks span the cluster), S = 3
+    // (the first block), two base blocks.
+    CHECK(ordered->policy.shape(ordered->topo) == slurm_block_shape{3, 2, 0b11111});
 }
 
 TEST_CASE("slurm cluster: errors") {

@@ -180,16 +180,40 @@ TEST_CASE("slurm-block: GPU requests share nodes like cons_tres with gres/gpu") 
     CHECK_FALSE(a.policy().supports(request::gpus(8).with_segment(4)));
 }
 
-TEST_CASE("slurm-block: defaults for a preset, levels cut at the cluster size") {
+TEST_CASE("slurm-block: a level larger than the cluster still makes one group of every block, as in Slurm") {
+    // Half a first rack: S = 9, three base blocks, the default levels. A
+    // 37-node job wants 8 base blocks (level 3, past the 4 that already span
+    // all three): one group of every block, at most 2 level-2 blocks, which
+    // the group is, so its 45 free nodes qualify it. No block holds 37: the
+    // fullest first, the later on ties (r3, then r2), then the one that holds
+    // the last node. Dropping the levels past 4 left it pending.
+    const std::string_view half_rack = "BlockName=r1 Nodes=gb[01-09]\nBlockName=r2 Nodes=gb[10-27]\nBlockName=r3 Nodes=gb[28-45]\n";
+    auto a = from_conf(half_rack);
+    CHECK(nodes(a, 37) == "gb[01,10-45]");
+    auto b = from_conf(half_rack);
+    CHECK(nodes(b, 40) == "gb[01-04,10-45]");
+    auto c = from_conf(half_rack);
+    CHECK(nodes(c, 36) == "gb[10-45]");  // level 2: the same either way
+    CHECK(nodes(c, 10) == "PENDING insufficient_free");  // 9 free
+    // BlockSizes past the cluster: 2 base blocks of S = 2 nodes per 8-node
+    // block, levels 0 to 3 on three blocks.
+    auto d = from_conf("BlockName=b1 Nodes=n[1-8]\nBlockName=b2 Nodes=n[9-16]\nBlockName=b3 Nodes=n[17-24]\nBlockSizes=2,4,8,16\n");
+    CHECK(d.policy().shape(d.topo()).levels == 0b1111);
+    CHECK(nodes(d, 9) == "n[9,17-24]");
+    CHECK(nodes(d, 15) == "n[1-8,10-16]");  // the 15 left: the fuller block first
+}
+
+TEST_CASE("slurm-block: defaults for a preset, every level kept past the cluster size") {
     const slurm_block defaults;
     const topology racks = gb200_nvl72(4);
     const slurm_block_shape s = defaults.shape(racks);
     CHECK(s.base_nodes == 18);
     CHECK(s.block_count == 4);
-    CHECK(s.levels == 0b111);  // 1, 2 and 4 racks: 4 spans all blocks
+    CHECK(s.levels == 0b11111);  // 1 to 16 racks, although 4 span all blocks
     CHECK(slurm_block(18, {18, 72}).shape(racks).levels == 0b101);
     CHECK(slurm_block(18, {18, 54, 144}).shape(racks).levels == 0b1001);  // 54 is no power-of-two multiple
-    CHECK(slurm_block(0, {}, 2).shape(racks) == slurm_block_shape{18, 2, 0b11});
+    CHECK(slurm_block(18, {18, 36, 72, 144, 288}).shape(racks).levels == 0b11111);
+    CHECK(slurm_block(0, {}, 2).shape(racks) == slurm_block_shape{18, 2, 0b11111});
     auto a = std::move(*slurm_allocator::create(racks));
     // Level 1: racks 3 and 4 tie with racks 1 and 2, the later pair wins;
     // inside it the later of two equal racks first.

@@ -156,10 +156,12 @@ inline std::uint32_t base_block_size(const slurm_topology& topo) {
     return 0;
 }
 
-// The block sizes (in nodes) Slurm enforces: BlockSizes as given or the
-// default levels of 1, 2, 4, 8, 16 base blocks, cut after the first level
-// that spans all configured blocks, as block_record_validate does. Assumes
-// validate_block_sizes passed.
+// The block sizes (in nodes) Slurm reports (`scontrol show topology`) and
+// aggregates blocks by: BlockSizes as given or the default levels of 1, 2,
+// 4, 8, 16 base blocks, cut after the first level that spans all configured
+// blocks, as block_record_validate does. Node selection still uses every
+// level, cut or not (slurm_block::shape). Assumes validate_block_sizes
+// passed.
 inline std::vector<std::uint32_t> effective_block_sizes(const slurm_topology& topo) {
     const std::uint32_t base = base_block_size(topo);
     if (base == 0) return {};

@@ -239,26 +239,25 @@ public:
         return !attached_ || uniform_gpus_ != 0 || req.count <= max_gpus_hint_;
     }
 
-    // Levels as Slurm derives them (block_record_validate): BlockSizes, or
-    // the defaults, cut after the first level that spans every base block.
+    // Levels as Slurm derives them (_read_topo_file): BlockSizes, or the
+    // defaults. Every one is kept, also those past the first level that
+    // spans every base block: block_record_validate cuts only the list of
+    // sizes it reports (effective_block_sizes), and _get_block_level reads
+    // the uncut levels, so a job there gets a group of that level (one
+    // group holding every block) and its level-LL limit.
     slurm_block_shape shape(const topology& topo) const noexcept {
         slurm_block_shape s;
         s.block_count = std::min(block_count_, topo.domain_count());
         s.base_nodes = base_nodes_;
         for (domain_id d = 0; s.base_nodes == 0 && d < s.block_count; ++d) s.base_nodes = topo.domain(d).node_count;
         if (s.base_nodes == 0) return s;
-        const auto enable = [&](std::uint32_t level) {
-            s.levels |= std::uint32_t{1} << level;
-            return (std::uint64_t{1} << level) >= s.block_count;
-        };
         if (block_sizes_.empty()) {
-            for (std::uint32_t level = 0; level < default_levels; ++level)
-                if (enable(level)) break;
+            s.levels = (std::uint32_t{1} << default_levels) - 1;
         } else {
             for (std::uint32_t size : block_sizes_) {
                 const std::uint32_t blocks = size / s.base_nodes;
                 if (size % s.base_nodes != 0 || !std::has_single_bit(blocks) || blocks > (1U << max_level)) continue;
-                if (enable(static_cast<std::uint32_t>(std::countr_zero(blocks)))) break;
+                s.levels |= std::uint32_t{1} << std::countr_zero(blocks);
             }
         }
         return s;
