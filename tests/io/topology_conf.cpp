@@ -118,6 +118,19 @@ TEST_CASE("topology.conf: syntax details") {
     CHECK(topo.blocks[1].nodes == names{"n3", "n4"});
     CHECK(topo.blocks[1].line == 4);
     CHECK(parse_ok("") == slurm_topology{});
+    // As parse_config.c reads them: blanks around '=', and a continuation
+    // whose backslash a comment follows (comments go first).
+    const slurm_topology spaced = parse_ok(
+        "BlockName = b1 Nodes= n[1-2]\n"
+        "BlockName\t=\tb2 \\ # rack 2, continued\n"
+        "  Nodes =n[3-4]   # and a comment\n"
+        "BlockSizes = 2,4\n");
+    REQUIRE(spaced.blocks.size() == 2);
+    CHECK(spaced.blocks[0].nodes == names{"n1", "n2"});
+    CHECK(spaced.blocks[1].name == "b2");
+    CHECK(spaced.blocks[1].nodes == names{"n3", "n4"});
+    CHECK(spaced.block_sizes == std::vector<std::uint32_t>{2, 4});
+    expect_error("BlockSizes=2, 4\n", 1, 15, "expected Key=Value, found '4'");  // a value ends at a blank
     CHECK(parse_ok("# nothing\n\n").type == slurm_topology::kind::flat);
 }
 

@@ -35,8 +35,9 @@ struct logical_line {
 };
 
 // Splits the file into logical lines as Slurm's _get_next_line does:
-// comments removed, "\x" read as a literal x ("\#", "\\"), lines ending in
-// a backslash joined to the next.
+// comments removed first (from a "#" no backslash escapes), then lines
+// ending in a backslash (blanks after it allowed) joined to the next, and
+// "\x" read as a literal x ("\#", "\\"). So "Nodes=n1 \ # note" continues.
 inline std::vector<logical_line> logical_lines(std::string_view file) {
     std::vector<logical_line> lines;
     logical_line current;
@@ -49,9 +50,16 @@ inline std::vector<logical_line> logical_lines(std::string_view file) {
         pos = end + 1;
         ++number;
         if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            if (raw[i] == '\\') {
+                ++i;
+            } else if (raw[i] == '#') {
+                raw = raw.substr(0, i);
+                break;
+            }
+        }
         bool continued = false;
         for (std::size_t i = 0; i < raw.size(); ++i) {
-            if (raw[i] == '#') break;
             if (raw[i] == '\\') {
                 // A backslash with only blanks after it continues the line;
                 // elsewhere it escapes the next character (parse_config.c).
@@ -106,14 +114,18 @@ inline expected<std::vector<key_value>, error> split_words(const logical_line& l
         if (i == t.size()) break;
         const std::size_t start = i;
         while (i < t.size() && t[i] != '=' && !is_blank(t[i])) ++i;
+        const std::size_t key_end = i;
+        // Blanks may surround the '=' (parse_config.c's key=value pattern).
+        while (i < t.size() && is_blank(t[i])) ++i;
         if (i == t.size() || t[i] != '=')
-            return unexpected(error_on(line, start, "expected Key=Value, found '" + t.substr(start, i - start) + "'"));
-        if (i == start) return unexpected(error_on(line, start, "'=' without a key"));
+            return unexpected(error_on(line, start, "expected Key=Value, found '" + t.substr(start, key_end - start) + "'"));
+        if (key_end == start) return unexpected(error_on(line, start, "'=' without a key"));
         key_value word;
-        word.spelled = t.substr(start, i - start);
+        word.spelled = t.substr(start, key_end - start);
         word.key = lower(word.spelled);
         word.key_at = line.where[start];
         ++i;  // '='
+        while (i < t.size() && is_blank(t[i])) ++i;
         word.value_at = i < t.size() ? line.where[i] : text_origin{line.where[i - 1].line, line.where[i - 1].column + 1};
         if (i < t.size() && t[i] == '"') {
             const std::size_t close = t.find('"', i + 1);
