@@ -73,6 +73,15 @@ TEST_CASE("numbers are compact and never -0, nan or inf") {
     CHECK(formatted(-0.0) == "0");
     CHECK(formatted(std::nan("")) == "0");
     CHECK(formatted(std::numeric_limits<double>::infinity()) == "0");
+    // Beyond 64 characters (a trace's 1e308-second job): every digit, no
+    // stray bytes.
+    const std::string huge = formatted(1e80);
+    CHECK(huge.size() == 81);
+    CHECK(huge.starts_with("1000000000000000"));
+    CHECK(huge.find_first_not_of("0123456789") == std::string::npos);
+    const std::string largest = topoblock::sim::detail::fixed_notation(-std::numeric_limits<double>::max(), 16);
+    CHECK(largest.size() == 1 + 309 + 1 + 16);
+    CHECK(largest.starts_with("-17976931348623157"));
 }
 
 TEST_CASE("text and titles are escaped") {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,10 +25,7 @@ namespace topoblock::sim {
 namespace detail {
 
 inline std::string fixed(double value, int decimals) {
-    if (!std::isfinite(value)) value = 0.0;
-    std::array<char, 64> buffer;
-    const auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed, decimals).ptr;
-    std::string out(buffer.data(), end);
+    std::string out = fixed_notation(value, decimals);
     if (out.starts_with("-") && out.find_first_not_of("-0.") == std::string::npos) out.erase(0, 1);  // no "-0.0"
     return out;
 }
@@ -114,13 +110,17 @@ inline std::string format_table(std::span<const policy_result> results, std::str
            "ext-frag: free GPUs the job mix cannot use; bsld: bounded slowdown (tau 10 s);\n"
            "split: jobs on more NVLink domains than they need, and their share of GPU-hours;\n"
            "comm-lost-GPUh: GPU-hours added by cross-domain traffic (docs/simulate.md).\n";
+    for (const auto& r : results)
+        if (r.totals.abandoned != 0)
+            out += "NOTE " + r.policy + ": " + std::to_string(r.totals.abandoned) +
+                   " jobs given up, cut short by node failures more often than the requeue limit allows\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
         if (s.conserved) continue;
         out += "WARNING " + r.policy + ": " + std::to_string(s.jobs) + " jobs but " + std::to_string(s.completed) +
                " completed + " + std::to_string(s.running) + " running + " + std::to_string(s.waiting) +
                " waiting + " + std::to_string(s.unplaceable) + " unplaceable + " + std::to_string(s.not_submitted) +
-               " not submitted\n";
+               " not submitted + " + std::to_string(s.abandoned) + " abandoned\n";
     }
     return out;
 }
@@ -132,7 +132,7 @@ inline std::string format_csv(std::span<const policy_result> results) {
         "policy,queue,jobs,completed,running,waiting,unplaceable,not_submitted,conserved,utilization,"
         "useful_utilization,idle_held,"
         "external_fragmentation,wait_p50_s,wait_p95_s,wait_p99_s,bounded_slowdown,makespan_s,split_jobs,"
-        "split_gpu_hours,comm_lost_gpu_hours,failure_lost_gpu_hours,requeues\n";
+        "split_gpu_hours,comm_lost_gpu_hours,failure_lost_gpu_hours,requeues,abandoned\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
         out += r.policy + ',' + r.queue;
@@ -149,6 +149,8 @@ inline std::string format_csv(std::span<const policy_result> results) {
         }
         out += ',';
         detail::append_exact(out, std::uint64_t{s.requeues});
+        out += ',';
+        detail::append_exact(out, std::uint64_t{s.abandoned});
         out += '\n';
     }
     return out;

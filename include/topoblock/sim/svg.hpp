@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 // A tiny SVG writer for the simulator's pictures (occupancy maps,
 // utilisation over time). No dependencies, and byte-identical output for the
@@ -98,17 +99,25 @@ struct text_style {
 
 namespace detail {
 
+// `value` in fixed notation with `decimals` (0 to 16) digits after the
+// point, never through a locale; 0 for NaN and infinities. The buffer holds
+// any double: the largest has 309 digits before the point.
+inline std::string fixed_notation(double value, int decimals) {
+    if (!std::isfinite(value)) value = 0.0;
+    decimals = std::clamp(decimals, 0, 16);
+    std::array<char, 330> buffer;
+    const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed, decimals);
+    if (ec != std::errc{}) return "0";
+    return std::string(buffer.data(), end);
+}
+
 // Up to two decimals, trailing zeros dropped, never "-0" or "nan": SVG
 // coordinates need no more, and the output stays short and stable.
 inline void append_svg_number(std::string& out, double value) {
-    if (!std::isfinite(value)) value = 0.0;
-    std::array<char, 64> buffer;
-    auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed, 2).ptr;
-    while (end[-1] == '0') --end;
-    if (end[-1] == '.') --end;
-    std::string_view text(buffer.data(), static_cast<std::size_t>(end - buffer.data()));
-    if (text == "-0") text = "0";
-    out += text;
+    std::string text = fixed_notation(value, 2);
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    out += text == "-0" ? "0" : text;
 }
 
 // Escapes text for XML content and double-quoted attributes. Control
