@@ -100,6 +100,11 @@ TEST_CASE("each kind of bad row is reported with its line and skipped") {
     CHECK(mentions(bad_row("0,2,5,x"), "nodes: 'x' is not a whole number"));
     CHECK(mentions(bad_row("0,2,5,3"), "nodes: 3 nodes for 2 GPUs"));
     CHECK(mentions(bad_row("0,\"2,5"), "quoted field never closes"));
+    // Text after a closing quote keeps the field whole, so it is no number.
+    CHECK(mentions(bad_row("\"1\"5,2,5"), "submit_time_s: '\"1\"5' is not a number"));
+    CHECK(mentions(bad_row("0,\"2\" x,5"), "gpus: '\"2\" x' is not a whole number"));
+    CHECK(mentions(bad_row("0,2,1e308"), "duration_s: '1e308' is more than 1e12 seconds"));
+    CHECK(mentions(bad_row("1e80,2,5"), "submit_time_s: '1e80' is more than 1e12 seconds"));
 }
 
 TEST_CASE("bad rows are counted and good rows around them kept") {

@@ -25,10 +25,11 @@
 //   0,1,84,1,Pass
 //
 // Required columns: submit_time_s, gpus, duration_s; optional: nodes; any
-// other column is ignored; columns may come in any order. Fields may be
-// quoted ("8"), lines may end in CRLF, blank lines are skipped. A row that
-// cannot be a job is reported with its line number and skipped, never
-// dropped silently.
+// other column is ignored; columns may come in any order. Times are
+// seconds from 0 to 1e12. Fields may be quoted ("8"; text after the closing
+// quote makes the field no number), lines may end in CRLF, blank lines are
+// skipped. A row that cannot be a job is reported with its line number and
+// skipped, never dropped silently.
 
 namespace topoblock::sim {
 
@@ -56,10 +57,11 @@ inline std::size_t find_either(std::string_view text, std::size_t from, char a, 
     return from;
 }
 
-// Splits text into CSV records (RFC 4180 quoting, tolerant of CRLF and of
-// stray text after a closing quote). Fields are views into the text; inside
-// a quoted field a doubled quote stays doubled, which no number contains, so
-// numeric columns still reject it.
+// Splits text into CSV records (RFC 4180 quoting, tolerant of CRLF). Fields
+// are views into the text; inside a quoted field a doubled quote stays
+// doubled, and a field with text after its closing quote ("1"5) is kept
+// whole, quotes and all: no number contains a quote, so numeric columns
+// reject both rather than read a part of the field.
 class csv_records {
 public:
     explicit csv_records(std::string_view text) noexcept : text_(text) {
@@ -117,6 +119,7 @@ private:
         }
         const auto field = text_.substr(open + 1, i - open - 1);
         pos_ = find_either(text_, i + 1, ',', '\n');
+        if (!trim(text_.substr(i + 1, pos_ - i - 1)).empty()) return trim(text_.substr(open, pos_ - open));
         return trim(field);
     }
 
@@ -172,6 +175,8 @@ inline std::string field_problem(std::string_view column, std::string_view text,
     return std::string(column) + ": " + quoted(text) + " " + std::string(problem);
 }
 
+inline constexpr double max_trace_seconds = 1e12;
+
 inline expected<double, std::string> parse_seconds(std::string_view text, std::string_view column) {
     double value = 0.0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -180,6 +185,9 @@ inline expected<double, std::string> parse_seconds(std::string_view text, std::s
         return unexpected(field_problem(column, text, "is not a number"));
     if (!std::isfinite(value)) return unexpected(field_problem(column, text, "is not a finite number"));
     if (value < 0.0) return unexpected(field_problem(column, text, "is negative"));
+    // Far beyond any trace (31,700 years), and where sums of times and
+    // GPU-seconds would stop being exact enough to report.
+    if (value > max_trace_seconds) return unexpected(field_problem(column, text, "is more than 1e12 seconds"));
     return value;
 }
 
