@@ -71,3 +71,19 @@ TEST_CASE("topology specs") {
     CHECK(r.error().column == 9);
     CHECK(r.error().message.find("unknown topology 'tpu:4'") != std::string::npos);
 }
+
+TEST_CASE("topology specs too large are refused before any node is named") {
+    // Each would build millions of names (or billions) before the builder's
+    // own limit; the count is checked first, whole parts included.
+    for (const char* huge : {"grid:1:4294967295:1", "grid:4294967295:1:1", "nvl72:1000000", "hgx8:16777217"}) {
+        CAPTURE(huge);
+        const auto r = parse_topology_spec(huge);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("more than 16777216 nodes in all") != std::string::npos);
+        CHECK(r.error().column == 1);
+    }
+    const auto sum = parse_topology_spec("hgx8:16777200+grid:1:17:4");  // each fits, not both
+    REQUIRE_FALSE(sum);
+    CHECK(sum.error().message == "topology 'grid:1:17:4': more than 16777216 nodes in all");
+    CHECK(sum.error().column == 15);
+}

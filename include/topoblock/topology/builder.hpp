@@ -94,9 +94,11 @@ public:
         return prefix + digits;
     }
 
-private:
-    // Keeps every GPU index inside 32 bits with room to spare.
+    // The most nodes a topology holds: every GPU index stays inside 32 bits
+    // with room to spare.
     static constexpr std::size_t max_nodes = std::size_t{1} << 24;
+
+private:
 
     struct domain_spec {
         std::string name;

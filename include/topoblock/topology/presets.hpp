@@ -128,9 +128,15 @@ inline expected<topology, error> parse_topology_spec(std::string_view spec) {
         per_group = *count;
         body = spec.substr(0, at);
     }
-    std::size_t start = 0;
-    std::uint32_t grid_parts = 0;
-    while (start <= body.size()) {
+    // Every part is read and the nodes counted before a name is made: a
+    // mistyped count must not build millions of names only to be refused.
+    struct planned_part {
+        const system_shape* preset = nullptr;  // nullptr: grid
+        std::uint32_t domains = 0, nodes_per_domain = 0, gpus_per_node = 0;
+    };
+    std::vector<planned_part> parts;
+    std::uint64_t nodes = 0;
+    for (std::size_t start = 0; start <= body.size();) {
         const std::size_t end = std::min(body.find('+', start), body.size());
         const std::string_view part = body.substr(start, end - start);
         std::vector<std::string_view> fields;
@@ -148,26 +154,41 @@ inline expected<topology, error> parse_topology_spec(std::string_view spec) {
             if (!n) return unexpected(std::move(n).error());
             numbers.push_back(*n);
         }
-        const system_shape* shape = nullptr;
+        planned_part planned;
         for (const auto& s : shapes)
-            if (fields[0] == s.family || (fields[0] == "gb200" && s.family == "nvl72")) shape = &s;
-        std::vector<std::string> added;
-        if (shape != nullptr && numbers.size() == 1) {
-            added = detail::add_preset_domains(builder, *shape, numbers[0]);
+            if (fields[0] == s.family || (fields[0] == "gb200" && s.family == "nvl72")) planned.preset = &s;
+        if (planned.preset != nullptr && numbers.size() == 1) {
+            planned.domains = numbers[0];
+            planned.nodes_per_domain = planned.preset->nodes_per_domain;
         } else if (fields[0] == "grid" && numbers.size() == 3) {
-            ++grid_parts;
-            const std::string tag = grid_parts == 1 ? "" : "g" + std::to_string(grid_parts);
-            const std::string node_prefix = tag + "n";
-            const std::string domain_prefix = tag + "d";
-            const system_shape grid{"grid", node_prefix, domain_prefix, numbers[1], numbers[2]};
-            added = detail::add_preset_domains(builder, grid, numbers[0]);
+            planned = {nullptr, numbers[0], numbers[1], numbers[2]};
         } else {
             return unexpected(make_error("unknown topology '" + std::string(part) +
                                              "': expected nvl72:R, gb300:R, nvl36x2:P, hgx8:S or grid:D:N:G",
                                          1, static_cast<std::uint32_t>(start + 1)));
         }
-        domains.insert(domains.end(), added.begin(), added.end());
+        nodes += std::uint64_t{planned.domains} * planned.nodes_per_domain;
+        if (nodes > topology_builder::max_nodes)
+            return unexpected(make_error("topology '" + std::string(part) + "': more than " +
+                                             std::to_string(topology_builder::max_nodes) + " nodes in all",
+                                         1, static_cast<std::uint32_t>(start + 1)));
+        parts.push_back(planned);
         start = end + 1;
+    }
+    std::uint32_t grid_parts = 0;
+    for (const planned_part& part : parts) {
+        std::vector<std::string> added;
+        if (part.preset != nullptr) {
+            added = detail::add_preset_domains(builder, *part.preset, part.domains);
+        } else {
+            ++grid_parts;
+            const std::string tag = grid_parts == 1 ? "" : "g" + std::to_string(grid_parts);
+            const std::string node_prefix = tag + "n";
+            const std::string domain_prefix = tag + "d";
+            const system_shape grid{"grid", node_prefix, domain_prefix, part.nodes_per_domain, part.gpus_per_node};
+            added = detail::add_preset_domains(builder, grid, part.domains);
+        }
+        domains.insert(domains.end(), added.begin(), added.end());
     }
     detail::add_consecutive_groups(builder, domains, per_group);
     return builder.build();
