@@ -4,6 +4,7 @@
 // per allocation decision out. The format is docs/place.md.
 
 #include "policy_registry.hpp"
+#include "read_file.hpp"
 
 #include <topoblock/io/hostlist.hpp>
 #include <topoblock/io/slurm_cluster.hpp>
@@ -15,9 +16,8 @@
 #include <bit>
 #include <charconv>
 #include <cstdint>
-#include <fstream>
 #include <iostream>
-#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -116,15 +116,17 @@ inline bool looks_like_yaml(std::string_view path, std::string_view text) {
 }
 
 inline expected<place_cluster, error> load(const place_options& o) {
-    std::ifstream file(o.topology, std::ios::binary);
-    if (!file) {
+    if (names_other_than_a_file(o.topology))
+        return unexpected(make_error("--topology '" + o.topology + "' is not a regular file"));
+    const std::optional<std::string> read = read_regular_file(o.topology);
+    if (!read) {
         auto preset = parse_topology_spec(o.topology);
         if (!preset)
             return unexpected(make_error("--topology '" + o.topology + "' is neither a readable file nor a preset (" +
                                          preset.error().to_string() + ")"));
         return place_cluster{std::move(*preset), slurm_block{}};
     }
-    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string& text = *read;
     std::vector<std::string> order;
     if (!o.nodes.empty()) {
         auto names = io::expand_hostlist(o.nodes);

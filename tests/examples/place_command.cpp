@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -133,6 +134,12 @@ TEST_CASE("place: command-line errors") {
     CHECK(run({"--topology", "nvl72:1", "--policy", "random"}, "").err.find("unknown policy 'random'") !=
           std::string::npos);
     CHECK(run({"--topology", "/no/such/file"}, "").status == 2);
+    // A directory opens as a stream but throws when read: named, not thrown.
+    const std::string directory = std::filesystem::temp_directory_path().string();
+    const auto not_a_file = run({"--topology", directory}, "alloc j nodes=1\n");
+    CHECK(not_a_file.status == 2);
+    CHECK(not_a_file.err.find("'" + directory + "' is not a regular file") != std::string::npos);
+    CHECK(not_a_file.out.empty());
     CHECK(run({"--topology", eight_nodes(), "--gpus-per-node", "0"}, "").status == 2);
     const auto help = run({"--help"}, "");
     CHECK(help.status == 0);
