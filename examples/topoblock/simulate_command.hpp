@@ -4,6 +4,7 @@
 // policy on one topology and compares them. See docs/simulate.md.
 
 #include "policy_registry.hpp"
+#include "read_file.hpp"
 
 #include <topoblock/sim/engine.hpp>
 #include <topoblock/sim/queue.hpp>
@@ -14,10 +15,12 @@
 
 #include <chrono>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -31,6 +34,10 @@
 #endif
 
 namespace topoblock::cli {
+
+// The most jobs --jobs may ask of a synthetic mix (a few GB of jobs and
+// outcomes); a trace has no such bound.
+inline constexpr std::uint64_t max_synthetic_jobs = 100'000'000;
 
 // Everything the command line sets, with the defaults of the main job.
 struct simulate_settings {
@@ -73,6 +80,7 @@ inline void simulate_usage(std::FILE* to) {
         "  --no-stretch           report the communication cost without lengthening jobs\n"
         "  --node-mtbf-hours X    mean hours between failures of one node (default 0: none)\n"
         "  --repair-hours X       hours a failed node stays down (default 4)\n"
+        "  --max-requeues N       a job cut short by failures more often is given up (default 5)\n"
         "  --csv FILE             also write the comparison as CSV\n"
         "  --svg FILE             picture (default topoblock-comparison.svg; '-' for none)\n",
         to);
@@ -102,24 +110,16 @@ inline bool parse_time(std::string_view text, double& out) {
         if (scale != 0.0) text.remove_suffix(1);
         else scale = 1.0;
     }
-    if (!parse_number(text, out) || out < 0.0) return false;
+    if (!parse_number(text, out) || !(out >= 0.0)) return false;
     out *= scale;
-    return true;
-}
-
-inline std::optional<std::string> read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return std::isfinite(out);
 }
 
 // A spec, or a file holding one (blank lines and # comments skipped).
 inline expected<topology, error> load_topology(const std::string& arg) {
     std::error_code ec;
     if (arg.find(':') == std::string::npos && std::filesystem::is_regular_file(arg, ec)) {
-        const auto text = read_file(arg);
+        const auto text = read_regular_file(arg);
         if (!text) return unexpected(make_error("cannot read topology file '" + arg + "'"));
         std::string spec;
         std::istringstream lines(*text);
@@ -178,6 +178,9 @@ inline expected<loaded_workload, error> load_workload(const simulate_settings& s
     out.jobs = std::move(read->jobs);
     const double natural = offered_load_of(out.jobs, topo.gpu_count());
     out.offered_load = natural;
+    if (s.load && natural <= 0.0)
+        std::fprintf(stderr, "topoblock simulate: %s: --load ignored: every job is submitted at the same moment\n",
+                     s.workload.c_str());
     if (s.load && natural > 0.0) {
         // Compress or stretch the gaps between arrivals; sizes and run times stay.
         const double scale = natural / *s.load;
@@ -219,7 +222,9 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
         const std::string v(value);
         double number = 0.0;
         std::uint64_t count = 0;
-        const auto want_number = [&](double lo) { return parse_number(value, number) && number >= lo; };
+        const auto want_number = [&](double lo) {
+            return parse_number(value, number) && std::isfinite(number) && number >= lo;
+        };
         if (flag == "--topology") s.topology = v;
         else if (flag == "--workload") s.workload = v;
         else if (flag == "--policy") s.policies = v;
@@ -229,7 +234,8 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             if (value != "easy" && value != "fifo") return bad("--queue takes easy or fifo");
             s.queue = v;
         } else if (flag == "--jobs") {
-            if (!parse_number(value, count) || count == 0) return bad("--jobs takes a positive whole number");
+            if (!parse_number(value, count) || count == 0 || count > max_synthetic_jobs)
+                return bad("--jobs takes a whole number from 1 to " + std::to_string(max_synthetic_jobs));
             s.jobs = static_cast<std::size_t>(count);
         } else if (flag == "--seed") {
             if (!parse_number(value, count)) return bad("--seed takes a whole number");
@@ -246,7 +252,8 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             else if (value == "any") s.where = locality::any;
             else return bad("--locality takes require, prefer or any");
         } else if (flag == "--block-gpus") {
-            if (!parse_number(value, count) || count == 0) return bad("--block-gpus takes a positive whole number");
+            if (!parse_number(value, count) || count == 0 || count > std::numeric_limits<std::uint32_t>::max())
+                return bad("--block-gpus takes a positive whole number below 2^32");
             s.policy.block_gpus = static_cast<std::uint32_t>(count);
         } else if (flag == "--comm-share") {
             if (!want_number(0.0) || number > 1.0) return bad("--comm-share takes a number in [0, 1]");
@@ -258,8 +265,15 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             if (!want_number(0.0) || number <= 0.0) return bad("--ib-gbps takes a positive number");
             s.engine.cost.infiniband_gb_per_s = number;
         } else if (flag == "--node-mtbf-hours") {
-            if (!want_number(0.0)) return bad("--node-mtbf-hours takes a number >= 0");
+            // Below an hour per node, failures outnumber every other event
+            // so far that a replay would not end.
+            if (!want_number(0.0) || (number > 0.0 && number < 1.0))
+                return bad("--node-mtbf-hours takes 0 (no failures) or a number of hours >= 1");
             s.engine.failures.node_mtbf_hours = number;
+        } else if (flag == "--max-requeues") {
+            if (!parse_number(value, count) || count > std::numeric_limits<std::uint32_t>::max())
+                return bad("--max-requeues takes a whole number below 2^32");
+            s.engine.max_requeues = static_cast<std::uint32_t>(count);
         } else if (flag == "--repair-hours") {
             if (!want_number(0.0)) return bad("--repair-hours takes a number >= 0");
             s.engine.failures.repair_hours = number;

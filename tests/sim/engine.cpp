@@ -135,6 +135,44 @@ TEST_CASE("a node failure requeues the jobs it hits; none is lost") {
     CHECK(r.totals.failure_lost_gpu_hours == doctest::Approx(8 * 3 / 3600.0));
 }
 
+TEST_CASE("a job cut short by failures more often than max_requeues is given up") {
+    engine_options options;
+    options.failures.repair_hours = 0.0;
+    // Node 0 fails at 1, 3, 5, 7 and is back a second later each time.
+    for (double t : {1.0, 3.0, 5.0, 7.0})
+        for (const auto& e : {node_event{t, 0, node_health::down}, node_event{t + 1, 0, node_health::up}})
+            options.failures.scheduled.push_back(e);
+    // j0 needs every GPU for 10 s; j1 arrives once j0 is given up.
+    const auto w = jobs_of({{0, 0, 16, 0, 10}, {0, 5.5, 4, 0, 1}});
+    options.max_requeues = 2;
+    const auto r = replay(w, options);
+    CHECK(r.totals.conserved);
+    CHECK(r.jobs[0].state == job_state::abandoned);
+    CHECK(r.jobs[0].failures == 3);  // hit at 1 and 3 and requeued; hit at 5 and given up
+    CHECK(r.jobs[0].end_s == 5);
+    CHECK(r.totals.abandoned == 1);
+    CHECK(r.totals.requeues == 3);
+    check_job(r, 1, 5.5, 6.5);
+    CHECK(r.totals.failure_lost_gpu_hours == doctest::Approx(16 * 3 / 3600.0));
+    // The default (5, Slurm's MaxBatchRequeue) lets it run after four hits.
+    options.max_requeues = engine_options{}.max_requeues;
+    const auto d = replay(w, options);
+    CHECK(d.totals.abandoned == 0);
+    check_job(d, 0, 8, 18);
+    CHECK(d.jobs[0].failures == 4);
+}
+
+TEST_CASE("a replay ends when failures come faster than a job can run") {
+    engine_options options;
+    options.failures.node_mtbf_hours = 0.001;  // 3.6 s per node: a failure every 0.9 s
+    options.failures.repair_hours = 0.0001;
+    const auto r = replay(jobs_of({{0, 0, 16, 0, 1000}, {0, 0, 1, 0, 0.01}}), options);
+    CHECK(r.totals.conserved);
+    CHECK(r.jobs[0].state == job_state::abandoned);
+    CHECK(r.jobs[0].failures == options.max_requeues + 1);
+    CHECK(r.totals.abandoned + r.totals.completed == 2);
+}
+
 TEST_CASE("random failures: conservation and the same schedule for every policy") {
     engine_options options;
     options.failures.node_mtbf_hours = 0.02;  // 72 s: many failures
@@ -142,6 +180,13 @@ TEST_CASE("random failures: conservation and the same schedule for every policy"
     std::vector<job> jobs;
     for (std::uint32_t i = 0; i < 60; ++i) jobs.push_back({0, i * 5.0, 1 + i % 8, 0, 30.0 + i % 7 * 10});
     const auto w = jobs_of(jobs);
+    // With the default requeue limit some jobs are hit too often and given
+    // up; every job is still on the books.
+    const auto limited = replay(w, options);
+    CHECK(limited.totals.conserved);
+    CHECK(limited.totals.abandoned > 0);
+    CHECK(limited.totals.completed + limited.totals.abandoned == 60);
+    options.max_requeues = 1000;
     const auto b = replay(w, options);
     const auto f = replay<first_fit>(w, options);
     CHECK(b.totals.conserved);

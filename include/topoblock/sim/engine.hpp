@@ -46,6 +46,11 @@ struct engine_options {
     std::optional<double> until_s;
     comm_cost_model cost;
     failure_model failures;
+    // A job cut short by node failures more often than this is given up
+    // (job_state::abandoned), as Slurm holds a job requeued more than
+    // MaxBatchRequeue times (default 5). Without a bound, a job that
+    // failures interrupt faster than it can run would be retried forever.
+    std::uint32_t max_requeues = 5;
     std::uint64_t seed = 1;  // of the failures (the workload has its own)
     // External fragmentation is costly (it copies the allocator), so it is
     // sampled at this many evenly spaced moments of the arrival window.
@@ -298,7 +303,8 @@ private:
     }
 
     // A job whose node failed loses its progress and waits again, at its
-    // original place in the queue.
+    // original place in the queue, unless failures cut it short more often
+    // than max_requeues allows: then it is given up.
     void requeue(std::uint32_t j) {
         auto& out = outcomes_[j];
         running_.erase({out.end_s, j});
@@ -306,6 +312,12 @@ private:
         failure_lost_gpu_hours_ += static_cast<double>(jobs_[j].gpus) * (now_ - out.start_s) / 3600.0;
         ++out.failures;
         ++requeues_;
+        if (out.failures > options_.max_requeues) {
+            out.state = job_state::abandoned;
+            out.end_s = now_;
+            ++finished_;
+            return;
+        }
         out.state = job_state::waiting;
         out.start_s = out.end_s = -1.0;
         out.domains = 0;

@@ -22,6 +22,7 @@ enum class job_state : std::uint8_t {
     running,      // started and not finished when the replay stops
     completed,
     unplaceable,  // never placeable under this policy: `reason` says why
+    abandoned,    // cut short by node failures more often than engine_options::max_requeues allows
 };
 
 constexpr std::string_view to_string(job_state s) noexcept {
@@ -31,6 +32,7 @@ constexpr std::string_view to_string(job_state s) noexcept {
         case job_state::running: return "running";
         case job_state::completed: return "completed";
         case job_state::unplaceable: return "unplaceable";
+        case job_state::abandoned: return "abandoned";
     }
     return "unknown";
 }
@@ -81,9 +83,9 @@ struct occupancy_snapshot {
 
 // The comparison table's figures for one policy.
 struct summary {
-    std::size_t jobs = 0, completed = 0, running = 0, waiting = 0, unplaceable = 0, not_submitted = 0;
-    // completed + running + waiting + unplaceable + not_submitted == jobs:
-    // every job of the input is on the books.
+    std::size_t jobs = 0, completed = 0, running = 0, waiting = 0, unplaceable = 0, not_submitted = 0, abandoned = 0;
+    // completed + running + waiting + unplaceable + not_submitted +
+    // abandoned == jobs: every job of the input is on the books.
     bool conserved = false;
     // Time averages over the arrival window [0, last submission] (the
     // offered load applies there; the drain at the end would dilute it):
@@ -133,7 +135,7 @@ inline double percentile(std::vector<double>& values, double p) {
 template <class GpusOf>
 void summarize_jobs(const std::vector<job_outcome>& jobs, GpusOf&& gpus_of, summary& s) {
     s.jobs = jobs.size();
-    s.completed = s.running = s.waiting = s.unplaceable = s.not_submitted = 0;
+    s.completed = s.running = s.waiting = s.unplaceable = s.not_submitted = s.abandoned = 0;
     std::vector<double> waits;
     double slowdowns = 0.0, gpu_hours = 0.0, split_gpu_hours = 0.0;
     std::size_t started = 0, split = 0;
@@ -145,6 +147,7 @@ void summarize_jobs(const std::vector<job_outcome>& jobs, GpusOf&& gpus_of, summ
             case job_state::running: ++s.running; break;
             case job_state::completed: ++s.completed; break;
             case job_state::unplaceable: ++s.unplaceable; break;
+            case job_state::abandoned: ++s.abandoned; break;
         }
         if (j.state != job_state::running && j.state != job_state::completed) continue;
         ++started;
@@ -158,7 +161,7 @@ void summarize_jobs(const std::vector<job_outcome>& jobs, GpusOf&& gpus_of, summ
         if (j.state == job_state::completed)
             slowdowns += std::max(1.0, (j.wait_s + j.run_s) / std::max(j.run_s, bounded_slowdown_tau_s));
     }
-    s.conserved = s.completed + s.running + s.waiting + s.unplaceable + s.not_submitted == s.jobs;
+    s.conserved = s.completed + s.running + s.waiting + s.unplaceable + s.not_submitted + s.abandoned == s.jobs;
     s.wait_p50_s = percentile(waits, 50.0);
     s.wait_p95_s = percentile(waits, 95.0);
     s.wait_p99_s = percentile(waits, 99.0);

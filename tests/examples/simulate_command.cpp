@@ -1,0 +1,58 @@
+// `topoblock simulate`'s options: every value a replay cannot use is refused
+// before anything runs.
+
+#include "../../examples/topoblock/simulate_command.hpp"
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using topoblock::cli::simulate_settings;
+
+std::optional<int> parse(std::vector<std::string_view> args, simulate_settings& s) {
+    return topoblock::cli::detail::parse_simulate_args(args, s);
+}
+
+bool refused(std::string_view flag, std::string_view value) {
+    simulate_settings s;
+    return parse({flag, value}, s) == std::optional<int>(2);
+}
+
+}  // namespace
+
+TEST_CASE("simulate: option values in range are taken") {
+    simulate_settings s;
+    CHECK_FALSE(parse({"--jobs", "100000000", "--load", "0.5", "--until", "2d", "--block-gpus", "4294967295",
+                       "--node-mtbf-hours", "1", "--repair-hours", "0"},
+                      s)
+                    .has_value());
+    CHECK(s.jobs == 100'000'000);
+    CHECK(*s.load == 0.5);
+    CHECK(*s.engine.until_s == 172800.0);
+    CHECK(s.policy.block_gpus == 4294967295U);
+    CHECK(s.engine.failures.node_mtbf_hours == 1.0);
+    CHECK_FALSE(parse({"--node-mtbf-hours", "0"}, s).has_value());
+}
+
+TEST_CASE("simulate: values a replay cannot use are refused, not truncated or ignored") {
+    // Sizes that would exhaust memory or wrap.
+    CHECK(refused("--jobs", "18446744073709551615"));
+    CHECK(refused("--jobs", "100000001"));
+    CHECK(refused("--block-gpus", "4294967296"));
+    // Numbers that are no numbers.
+    for (std::string_view flag : {"--load", "--comm-share", "--nvlink-gbps", "--ib-gbps", "--repair-hours", "--node-mtbf-hours"}) {
+        CAPTURE(flag);
+        CHECK(refused(flag, "inf"));
+        CHECK(refused(flag, "nan"));
+    }
+    CHECK(refused("--until", "nan"));
+    CHECK(refused("--snapshot", "inf"));
+    CHECK(refused("--until", "1e308d"));  // finite, but not once in seconds
+    // Failures so frequent that the replay would never end.
+    CHECK(refused("--node-mtbf-hours", "1e-9"));
+    CHECK(refused("--node-mtbf-hours", "0.5"));
+}
