@@ -60,6 +60,22 @@ TEST_CASE("topology specs") {
     CHECK(t->node(2).name == "g2n01");
     CHECK(t->domain(1).name == "g2d01");
 
+    // Parts of one family continue its numbering (gb200 is nvl72), at the
+    // width of the family's whole count.
+    t = parse_topology_spec("nvl72:1+hgx8:2+gb200:2");
+    REQUIRE(t.has_value());
+    CHECK(t->domain_count() == 5);
+    CHECK(t->domain(0).name == "rack01");
+    CHECK(t->domain(3).name == "rack02");
+    CHECK(t->domain(4).name == "rack03");
+    CHECK(t->node(t->domain(3).first_node).name == "gb19");
+    CHECK(t->node(t->domain(4).end_node() - 1).name == "gb54");
+    t = parse_topology_spec("nvl72:9+nvl72:1");
+    REQUIRE(t.has_value());
+    CHECK(t->domain(0).name == "rack01");
+    CHECK(t->domain(9).name == "rack10");
+    CHECK(t->node(0).name == "gb001");
+    CHECK(t->node(179).name == "gb180");
     for (const char* bad : {"nvl72", "nvl72:0", "nvl72:x", "tpu:4", "grid:1:2", "nvl72:4@", "nvl72:2+"}) {
         CAPTURE(bad);
         const auto r = parse_topology_spec(bad);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace topoblock {
@@ -45,13 +46,19 @@ inline std::uint32_t decimal_width(std::uint64_t n) {
 }
 
 // Adds `domains` domains of `shape` to the builder; returns their names.
+// They are numbered from `first` + 1, zero padded to the width of
+// `numbered` domains (at least `domains`): a spec with two parts of one
+// family (nvl72:2+nvl72:2) continues the numbering instead of naming
+// rack01 twice.
 inline std::vector<std::string> add_preset_domains(topology_builder& builder, const system_shape& shape,
-                                                   std::uint32_t domains) {
-    const std::uint32_t nodes = domains * shape.nodes_per_domain;
+                                                   std::uint32_t domains, std::uint32_t first = 0,
+                                                   std::uint32_t numbered = 0) {
+    numbered = std::max(numbered, first + domains);
+    const std::uint64_t nodes = std::uint64_t{numbered} * shape.nodes_per_domain;
     const std::uint32_t node_width = std::max<std::uint32_t>(2, decimal_width(nodes));
-    const std::uint32_t domain_width = std::max<std::uint32_t>(2, decimal_width(domains));
+    const std::uint32_t domain_width = std::max<std::uint32_t>(2, decimal_width(numbered));
     std::vector<std::string> names;
-    for (std::uint32_t d = 0; d < domains; ++d) {
+    for (std::uint32_t d = first; d < first + domains; ++d) {
         std::string name = shape.nodes_per_domain == 1
                                ? topology_builder::numbered_name(std::string(shape.node_prefix), d + 1, node_width)
                                : topology_builder::numbered_name(std::string(shape.domain_prefix), d + 1, domain_width);
@@ -175,11 +182,21 @@ inline expected<topology, error> parse_topology_spec(std::string_view spec) {
         parts.push_back(planned);
         start = end + 1;
     }
+    // Domains of each preset family, in all and added so far.
+    const auto family_domains = [&](const system_shape* preset) {
+        std::uint32_t total = 0;
+        for (const planned_part& p : parts) total += p.preset == preset ? p.domains : 0;
+        return total;
+    };
+    std::vector<std::pair<const system_shape*, std::uint32_t>> numbered;
     std::uint32_t grid_parts = 0;
     for (const planned_part& part : parts) {
         std::vector<std::string> added;
         if (part.preset != nullptr) {
-            added = detail::add_preset_domains(builder, *part.preset, part.domains);
+            auto it = std::find_if(numbered.begin(), numbered.end(), [&](const auto& n) { return n.first == part.preset; });
+            if (it == numbered.end()) it = numbered.insert(numbered.end(), {part.preset, 0});
+            added = detail::add_preset_domains(builder, *part.preset, part.domains, it->second, family_domains(part.preset));
+            it->second += part.domains;
         } else {
             ++grid_parts;
             const std::string tag = grid_parts == 1 ? "" : "g" + std::to_string(grid_parts);
