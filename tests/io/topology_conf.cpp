@@ -131,6 +131,9 @@ TEST_CASE("topology.conf: syntax details") {
     CHECK(spaced.blocks[1].nodes == names{"n3", "n4"});
     CHECK(spaced.block_sizes == std::vector<std::uint32_t>{2, 4});
     expect_error("BlockSizes=2, 4\n", 1, 15, "expected Key=Value, found '4'");  // a value ends at a blank
+    // A byte order mark (Notepad) is not part of the first key.
+    CHECK(parse_ok("\xEF\xBB\xBF" "BlockName=b1 Nodes=n[1-2]\n") == parse_ok("BlockName=b1 Nodes=n[1-2]\n"));
+    expect_error("\xEF\xBB\xBF" "Frobnicate=1\n", 1, 1, "unknown key 'Frobnicate'");
     CHECK(parse_ok("# nothing\n\n").type == slurm_topology::kind::flat);
 }
 

@@ -119,6 +119,7 @@ TEST_CASE("topology.yaml: four NVL72 racks, and the writer's form") {
           "      - block: b4\n"
           "        nodes: n[55-72]\n");
     CHECK(parse_ok(written) == set);
+    CHECK(parse_ok("\xEF\xBB\xBF" + written) == set);  // a byte order mark first is no indentation
 }
 
 TEST_CASE("topology.yaml: the default is the first cluster_default: true") {

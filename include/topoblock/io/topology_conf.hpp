@@ -14,6 +14,7 @@
 #include "topoblock/io/slurm_topology.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/utf8_bom.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -315,7 +316,7 @@ inline void append_line(std::string& out, std::string_view key, std::string_view
 // Node lists keep the order of their hostlist expressions.
 inline expected<slurm_topology, error> parse_topology_conf(std::string_view text) {
     detail::conf::parse_state state;
-    for (const auto& line : detail::conf::logical_lines(text)) {
+    for (const auto& line : detail::conf::logical_lines(topoblock::detail::without_utf8_bom(text))) {
         auto words = detail::conf::split_words(line);
         if (!words) return unexpected(std::move(words).error());
         if (words->empty()) continue;

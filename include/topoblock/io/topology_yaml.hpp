@@ -28,6 +28,7 @@
 #include "topoblock/io/slurm_topology.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/utf8_bom.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -638,7 +639,7 @@ inline void write_topology(std::string& out, const slurm_topology& topo, bool is
 // cluster_default: true (index 0 if none). The result passed
 // validate_topology_set. Errors carry line and column.
 inline expected<slurm_topology_set, error> parse_topology_yaml(std::string_view text) {
-    auto root = detail::yaml::parse(text);
+    auto root = detail::yaml::parse(topoblock::detail::without_utf8_bom(text));
     if (!root) return unexpected(std::move(root).error());
     if (root->type == detail::yaml::node::kind::null) return unexpected(make_error("topology.yaml defines no topology", 1, 1));
     if (auto ok = detail::yaml::expect(*root, detail::yaml::node::kind::sequence, "topology.yaml"); !ok)

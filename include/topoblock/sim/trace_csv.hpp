@@ -3,6 +3,7 @@
 #include <topoblock/sim/job.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
+#include <topoblock/support/utf8_bom.hpp>
 
 #include <algorithm>
 #include <array>
@@ -64,9 +65,7 @@ inline std::size_t find_either(std::string_view text, std::size_t from, char a, 
 // reject both rather than read a part of the field.
 class csv_records {
 public:
-    explicit csv_records(std::string_view text) noexcept : text_(text) {
-        if (text_.starts_with("\xEF\xBB\xBF")) text_.remove_prefix(3);  // UTF-8 BOM
-    }
+    explicit csv_records(std::string_view text) noexcept : text_(topoblock::detail::without_utf8_bom(text)) {}
 
     // Reads the next record; false at the end of the text. `line` is where
     // the record starts (1-based); `unterminated` reports a quote that never
