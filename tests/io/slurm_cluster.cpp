@@ -62,6 +62,14 @@ TEST_CASE("slurm cluster: node order is the block list's, or slurm.conf's when g
     CHECK(ordered->policy.shape(ordered->topo) == slurm_block_shape{3, 2, 0b11111});
 }
 
+TEST_CASE("slurm cluster: a node outside the blocks may share a block's name") {
+    // Slurm keeps block names and node names apart; so do the domains.
+    auto c = io::make_slurm_cluster(conf("BlockName=n5 Nodes=n[1-4]\n"), 4, io::expand_hostlist("n[1-5]").value());
+    REQUIRE_MESSAGE(c.has_value(), c.error().to_string());
+    CHECK(domain_names(c->topo) == names{"n5", "node:n5"});
+    CHECK(node_names(c->topo, 1) == names{"n5"});
+}
+
 TEST_CASE("slurm cluster: errors") {
     const auto st = conf("BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\n");
     const names partial{"n1", "n2", "n3"};
@@ -73,6 +81,10 @@ TEST_CASE("slurm cluster: errors") {
     REQUIRE_FALSE(tree.has_value());
     CHECK(tree.error().message.find("block topology") != std::string::npos);
     CHECK_FALSE(io::make_slurm_cluster(st, 0).has_value());
+    const names twice{"n1", "n2", "n3", "n4", "n2"};
+    auto repeated = io::make_slurm_cluster(st, 4, twice);
+    REQUIRE_FALSE(repeated.has_value());
+    CHECK(repeated.error().message == "node 'n2' is listed twice in the cluster's node list");
     CHECK_FALSE(io::make_slurm_cluster(st, 65).has_value());
 }
 

@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -37,17 +39,23 @@ struct slurm_cluster {
 //   `node_order` (slurm.conf's node order) when it is given, else in the order
 //   of the block's node list.
 // - Nodes of `node_order` that no block holds follow the blocks, each as a
-//   one-node domain of its own name; slurm-block gives them to jobs only when
-//   no base-block node can serve (as topology_p_eval_nodes does).
+//   one-node domain of its own name ("node:" and its name when a block has
+//   that name: Slurm keeps block and node names apart); slurm-block gives
+//   them to jobs only when no base-block node can serve (as
+//   topology_p_eval_nodes does).
 // Errors: not a block topology, a topology Slurm would reject, a block node
-// missing from a given node_order, gpus_per_node out of range.
+// missing from a given node_order, a node listed twice in it, gpus_per_node
+// out of range.
 inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& st, std::uint32_t gpus_per_node,
                                                          std::span<const std::string> node_order = {}) {
     if (st.type != slurm_topology::kind::block)
-        return unexpected(make_error("slurm-block needs a block topology (BlockName lines or a block: entry)"));
+        return unexpected(make_error("a cluster from a Slurm topology needs a block topology (BlockName lines or a "
+                                     "block: entry): its base blocks become the NVLink domains"));
     if (auto ok = validate_topology(st); !ok) return unexpected(std::move(ok).error());
     std::unordered_map<std::string, std::size_t> rank;
-    for (std::size_t i = 0; i < node_order.size(); ++i) rank.emplace(node_order[i], i);
+    for (std::size_t i = 0; i < node_order.size(); ++i)
+        if (!rank.emplace(node_order[i], i).second)
+            return unexpected(make_error("node '" + node_order[i] + "' is listed twice in the cluster's node list"));
     topology_builder builder;
     for (const slurm_block& block : st.blocks) {
         std::vector<std::string> nodes = block.nodes;
@@ -62,7 +70,10 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& s
         }
         builder.add_domain(block.name, gpus_per_node, std::move(nodes));
     }
-    for (const std::string& node : nodes_outside_blocks(st, node_order)) builder.add_domain(node, gpus_per_node, {node});
+    std::unordered_set<std::string_view> block_names;
+    for (const slurm_block& block : st.blocks) block_names.insert(block.name);
+    for (const std::string& node : nodes_outside_blocks(st, node_order))
+        builder.add_domain(block_names.contains(node) ? "node:" + node : node, gpus_per_node, {node});
     auto built = builder.build();
     if (!built) return unexpected(std::move(built).error());
     return slurm_cluster{std::move(*built),
