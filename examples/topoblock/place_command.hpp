@@ -3,6 +3,7 @@
 // `topoblock place`: a topology, a policy and a stream of events in; one line
 // per allocation decision out. The format is docs/place.md.
 
+#include "arguments.hpp"
 #include "policy_registry.hpp"
 #include "read_file.hpp"
 
@@ -331,11 +332,15 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
             help = true;
             return true;
         }
+        if (is_stray_word(arg)) {
+            err << "topoblock place: unexpected argument '" << arg << "'\n";
+            return false;
+        }
         std::string_view value;
-        const std::size_t eq = arg.find('=');
-        if (arg.starts_with("--") && eq != std::string_view::npos) {
-            value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
+        const option_word word = split_option(arg);
+        if (word.value) {
+            value = *word.value;
+            arg = word.flag;
         } else if (i + 1 < args.size()) {
             value = args[++i];
         } else {

@@ -3,6 +3,7 @@
 // `topoblock simulate`: replays one workload under every chosen placement
 // policy on one topology and compares them. See docs/simulate.md.
 
+#include "arguments.hpp"
 #include "policy_registry.hpp"
 #include "read_file.hpp"
 
@@ -122,13 +123,16 @@ inline expected<topology, error> load_topology(const std::string& arg) {
         const auto text = read_regular_file(arg);
         if (!text) return unexpected(make_error("cannot read topology file '" + arg + "'"));
         std::string spec;
-        std::istringstream lines(*text);
+        std::istringstream lines(std::string(topoblock::detail::without_utf8_bom(*text)));
         for (std::string line; std::getline(lines, line);) {
             line = line.substr(0, line.find('#'));
             for (const char c : line)
                 if (c != ' ' && c != '\t' && c != '\r') spec += c;
         }
         auto t = parse_topology_spec(spec);
+        if (!t && (spec.find('=') != std::string::npos || spec.starts_with("-topology:")))
+            return unexpected(make_error(arg + " looks like a Slurm topology.conf or topology.yaml: --topology takes a "
+                                               "spec such as nvl72:16 (topoblock place reads Slurm topology files)"));
         if (!t) {
             auto e = std::move(t).error();
             e.message = arg + ": " + e.message;
@@ -208,7 +212,9 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
         return std::optional<int>(2);
     };
     for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view flag = args[i];
+        if (is_stray_word(args[i])) return bad("unexpected argument '" + std::string(args[i]) + "'");
+        const option_word word = split_option(args[i]);
+        const std::string_view flag = word.flag;
         if (flag == "--help" || flag == "-h") {
             simulate_usage(stdout);
             return 0;
@@ -217,8 +223,8 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             s.engine.cost.stretch_runtime = false;
             continue;
         }
-        if (i + 1 >= args.size()) return bad("option " + std::string(flag) + " needs a value");
-        const std::string_view value = args[++i];
+        if (!word.value && i + 1 >= args.size()) return bad("option " + std::string(flag) + " needs a value");
+        const std::string_view value = word.value ? *word.value : args[++i];
         const std::string v(value);
         double number = 0.0;
         std::uint64_t count = 0;

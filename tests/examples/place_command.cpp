@@ -146,4 +146,8 @@ TEST_CASE("place: command-line errors") {
     CHECK(help.out.find("alloc ID nodes=N") != std::string::npos);
     const scratch_file tree("tree.conf", "SwitchName=s1 Nodes=n[1-2]\n");
     CHECK(run({"--topology", tree.string()}, "").err.find("needs a block topology") != std::string::npos);
+    // Whatever the policy: the file is what is wrong, not slurm-block.
+    const auto best_fit = run({"--topology", tree.string(), "--policy", "best-fit"}, "");
+    CHECK(best_fit.err.find("slurm-block") == std::string::npos);
+    CHECK(run({"--topology", eight_nodes(), "extra"}, "").err.find("unexpected argument 'extra'") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 // before anything runs.
 
 #include "../../examples/topoblock/simulate_command.hpp"
+#include "../scratch_file.hpp"
 
 #include <doctest/doctest.h>
 
@@ -55,4 +56,26 @@ TEST_CASE("simulate: values a replay cannot use are refused, not truncated or ig
     // Failures so frequent that the replay would never end.
     CHECK(refused("--node-mtbf-hours", "1e-9"));
     CHECK(refused("--node-mtbf-hours", "0.5"));
+}
+
+TEST_CASE("simulate: --opt=value, and stray words named as such") {
+    simulate_settings s;
+    CHECK_FALSE(parse({"--load=0.5", "--jobs=7", "--svg=-"}, s).has_value());
+    CHECK(*s.load == 0.5);
+    CHECK(s.jobs == 7);
+    CHECK(s.svg_path.empty());
+    CHECK(parse({"extra"}, s) == std::optional<int>(2));
+    CHECK(parse({"--load="}, s) == std::optional<int>(2));
+    CHECK(parse({"--load"}, s) == std::optional<int>(2));
+}
+
+TEST_CASE("simulate: a Slurm topology file given as --topology is named as one") {
+    const topoblock::test::scratch_file conf("racks.conf", "BlockName=b1 Nodes=n[1-18]\nBlockName=b2 Nodes=n[19-36]\n");
+    const auto t = topoblock::cli::detail::load_topology(conf.string());
+    REQUIRE_FALSE(t.has_value());
+    CHECK(t.error().message.find("looks like a Slurm topology.conf or topology.yaml") != std::string::npos);
+    const topoblock::test::scratch_file spec("cluster.spec", "\xEF\xBB\xBF# two racks\nnvl72:2\n");
+    const auto two = topoblock::cli::detail::load_topology(spec.string());
+    REQUIRE_MESSAGE(two.has_value(), two.error().to_string());
+    CHECK(two->domain_count() == 2);
 }
