@@ -135,7 +135,11 @@ inline expected<topology, error> load_topology(const std::string& arg) {
                                                "spec such as nvl72:16 (topoblock place reads Slurm topology files)"));
         if (!t) {
             auto e = std::move(t).error();
-            e.message = arg + ": " + e.message;
+            // Its position counts in the spec the file's lines make, not in
+            // the file: the spec is quoted instead.
+            e.file = arg;
+            e.message = "spec '" + spec + "' (column " + std::to_string(e.column) + "): " + e.message;
+            e.line = e.column = 0;
             return unexpected(std::move(e));
         }
         return t;

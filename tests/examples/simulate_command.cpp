@@ -78,4 +78,10 @@ TEST_CASE("simulate: a Slurm topology file given as --topology is named as one")
     const auto two = topoblock::cli::detail::load_topology(spec.string());
     REQUIRE_MESSAGE(two.has_value(), two.error().to_string());
     CHECK(two->domain_count() == 2);
+    // A bad spec in a file: the file, then the spec quoted (its column
+    // counts in the spec, not the file).
+    const topoblock::test::scratch_file bad("bad.spec", "# c\n\n# d\nnvl72:x\n");
+    const auto e = topoblock::cli::detail::load_topology(bad.string());
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().to_string().starts_with(bad.string() + ": spec 'nvl72:x' (column 7): "));
 }

@@ -177,6 +177,13 @@ TEST_CASE("the shared Helios and Philly traces read without a bad row") {
     }
 }
 
+TEST_CASE("a file's error names the file, then the line") {
+    const topoblock::test::scratch_file file("no_gpus.csv", "submit_time_s,duration_s\n0,1\n");
+    const auto read = read_trace_csv_file(file.string());
+    REQUIRE_FALSE(read.has_value());
+    CHECK(read.error().to_string().starts_with(file.string() + ", line 1: "));
+}
+
 TEST_CASE("a written file reads back, named after its stem") {
     const workload w{"ignored", {job{0, 0.0, 4, 1, 60.0}, job{1, 2.5, 1, 0, 10.0}}};
     const topoblock::test::scratch_file file("trace_csv_test.csv", write_trace_csv(w));

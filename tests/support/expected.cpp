@@ -22,4 +22,10 @@ TEST_CASE("error names its position") {
     CHECK(topoblock::make_error("bad token", 3, 7).to_string() == "line 3, column 7: bad token");
     CHECK(topoblock::make_error("bad", 2).to_string() == "line 2: bad");
     CHECK(topoblock::make_error("no nodes").to_string() == "no nodes");
+    // The file comes first, then the position in it.
+    auto in_file = topoblock::make_error("bad token", 3, 7);
+    in_file.file = "t.csv";
+    CHECK(in_file.to_string() == "t.csv, line 3, column 7: bad token");
+    in_file.line = in_file.column = 0;
+    CHECK(in_file.to_string() == "t.csv: bad token");
 }

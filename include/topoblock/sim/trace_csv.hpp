@@ -334,7 +334,7 @@ inline expected<trace_read, error> read_trace_csv_file(const std::string& path) 
     auto read = read_trace_csv(text, detail::file_stem(path));
     if (read) return read;
     error e = std::move(read).error();
-    e.message = path + ": " + e.message;
+    e.file = path;
     return unexpected(std::move(e));
 }
 
