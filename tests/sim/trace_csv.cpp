@@ -104,6 +104,8 @@ TEST_CASE("each kind of bad row is reported with its line and skipped") {
     CHECK(mentions(bad_row("\"1\"5,2,5"), "submit_time_s: '\"1\"5' is not a number"));
     CHECK(mentions(bad_row("0,\"2\" x,5"), "gpus: '\"2\" x' is not a whole number"));
     CHECK(mentions(bad_row("0,2,1e308"), "duration_s: '1e308' is more than 1e12 seconds"));
+    // A NUL or other control byte is shown, not printed raw.
+    CHECK(mentions(bad_row(std::string("1\0x,2,5", 7)), "submit_time_s: '1\\x00x' is not a number"));
     CHECK(mentions(bad_row("1e80,2,5"), "submit_time_s: '1e80' is more than 1e12 seconds"));
 }
 

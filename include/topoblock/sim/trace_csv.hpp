@@ -160,11 +160,20 @@ inline expected<column_map, error> map_columns(const std::vector<std::string_vie
     return map;
 }
 
-// The offending text, cut short so one bad field cannot flood a report.
+// The offending text, cut short so one bad field cannot flood a report;
+// control bytes (a NUL would end the printed line) shown as \xNN.
 inline std::string quoted(std::string_view text) {
     constexpr std::size_t shown = 32;
+    constexpr std::string_view hex = "0123456789abcdef";
     std::string out = "'";
-    out += text.substr(0, shown);
+    for (const char c : text.substr(0, shown)) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte != 0x7f) {
+            out += c;
+        } else {
+            ((out += "\\x") += hex[byte >> 4]) += hex[byte & 15];
+        }
+    }
     if (text.size() > shown) out += "...";
     return out + "'";
 }
