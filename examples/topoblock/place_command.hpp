@@ -8,6 +8,7 @@
 #include "read_file.hpp"
 
 #include <topoblock/io/hostlist.hpp>
+#include <topoblock/io/k8s_nodes.hpp>
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
@@ -39,15 +40,18 @@ struct place_options {
 struct place_cluster {
     topology topo;
     slurm_block slurm;
+    std::vector<node_health> health;  // per node; empty: every node up
 };
 
 namespace place_detail {
 
 inline constexpr std::string_view usage_text =
     "usage: topoblock place --topology FILE|SPEC [--policy NAME] [--gpus-per-node N] [--nodes HOSTLIST]\n"
-    "  --topology       topology.conf, topology.yaml, or a preset such as nvl72:4\n"
+    "  --topology       topology.conf, topology.yaml, `kubectl get nodes --show-labels` output,\n"
+    "                   or a preset such as nvl72:4\n"
     "  --policy         slurm-block (default), first-fit, best-fit, ...\n"
-    "  --gpus-per-node  GPUs of each node of a Slurm file (default 4)\n"
+    "  --gpus-per-node  GPUs of each node of a Slurm file, or of a labelled node without\n"
+    "                   nvidia.com/gpu.count (default 4)\n"
     "  --nodes          every node in slurm.conf order (nodes outside blocks included)\n"
     "Events on standard input, one per line (docs/place.md):\n"
     "  alloc ID nodes=N [segment=S] [spread-segments] [exclusive=topo]\n"
@@ -116,6 +120,13 @@ inline bool looks_like_yaml(std::string_view path, std::string_view text) {
     return false;
 }
 
+// kubectl's node table starts with its header: NAME, STATUS, ..., LABELS.
+inline bool looks_like_kubectl_nodes(std::string_view text) {
+    text = topoblock::detail::without_utf8_bom(text);
+    const std::string_view first = text.substr(0, text.find('\n'));
+    return first.starts_with("NAME") && first.find("LABELS") != std::string_view::npos;
+}
+
 inline expected<place_cluster, error> load(const place_options& o) {
     if (names_other_than_a_file(o.topology))
         return unexpected(make_error("--topology '" + o.topology + "' is not a regular file"));
@@ -125,7 +136,7 @@ inline expected<place_cluster, error> load(const place_options& o) {
         if (!preset)
             return unexpected(make_error("--topology '" + o.topology + "' is neither a readable file nor a preset (" +
                                          preset.error().to_string() + ")"));
-        return place_cluster{std::move(*preset), slurm_block{}};
+        return place_cluster{std::move(*preset), slurm_block{}, {}};
     }
     const std::string& text = *read;
     std::vector<std::string> order;
@@ -133,6 +144,16 @@ inline expected<place_cluster, error> load(const place_options& o) {
         auto names = io::expand_hostlist(o.nodes);
         if (!names) return unexpected(make_error("--nodes: " + names.error().to_string()));
         order = std::move(*names);
+    }
+    if (looks_like_kubectl_nodes(text)) {
+        if (!order.empty()) return unexpected(make_error("--nodes applies to Slurm files, not to a kubectl listing"));
+        auto k8s = io::read_k8s_nodes(text, o.gpus_per_node);
+        if (!k8s) {
+            auto e = std::move(k8s).error();
+            e.file = o.topology;
+            return unexpected(std::move(e));
+        }
+        return place_cluster{std::move(k8s->topo), slurm_block{}, std::move(k8s->health)};
     }
     auto cluster = [&]() -> expected<io::slurm_cluster, error> {
         if (looks_like_yaml(o.topology, text)) {
@@ -145,7 +166,7 @@ inline expected<place_cluster, error> load(const place_options& o) {
         return io::make_slurm_cluster(*conf, o.gpus_per_node, order);
     }();
     if (!cluster) return unexpected(make_error(o.topology + ": " + cluster.error().to_string()));
-    return place_cluster{std::move(cluster->topo), std::move(cluster->policy)};
+    return place_cluster{std::move(cluster->topo), std::move(cluster->policy), {}};
 }
 
 // Applies the events of `in` to one allocator and prints the decisions.
@@ -402,6 +423,10 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
             err << "topoblock place: " << a.error().to_string() << '\n';
             return;
         }
+        // Cordoned and NotReady nodes of a kubectl listing: nothing runs on
+        // them yet, so no allocation is hit.
+        for (node_id n = 0; n < cluster->health.size(); ++n)
+            if (cluster->health[n] != node_health::up) (void)a->set_health(n, cluster->health[n]);
         place_detail::event_runner<policy_type> runner(std::move(*a), out, err);
         status = runner.run(in) ? 0 : 1;
     });

@@ -55,6 +55,28 @@ TEST_CASE("place: Slurm's examples from a topology.conf") {
           "j6 node[5-8]\nj7 PENDING invalid_request\n");
 }
 
+TEST_CASE("place: a kubectl node listing, cordoned and NotReady nodes kept out") {
+    const scratch_file nodes("nodes.txt",
+                             "NAME    STATUS                     ROLES    AGE   VERSION   LABELS\n"
+                             "gb-01   Ready                      <none>   9d    v1.31.2   nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
+                             "gb-02   Ready,SchedulingDisabled   <none>   9d    v1.31.2   nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
+                             "gb-03   Ready                      <none>   9d    v1.31.2   nvidia.com/gpu.clique=u2.1,nvidia.com/gpu.count=4\n"
+                             "gb-04   NotReady                   <none>   9d    v1.31.2   nvidia.com/gpu.clique=u2.1,nvidia.com/gpu.count=4\n"
+                             "gb-05   Ready                      <none>   9d    v1.31.2   nvidia.com/gpu.clique=u2.1,nvidia.com/gpu.count=4\n"
+                             "cpu-01  Ready                      <none>   9d    v1.31.2   kubernetes.io/os=linux\n");
+    const auto r = run({"--topology", nodes.string(), "--policy", "best-fit"},
+                       "alloc j1 nodes=2\nalloc j2 nodes=2\nalloc j3 gpus=4\nup gb-02\nalloc j4 gpus=4\n");
+    CHECK(r.err.empty());
+    CHECK(r.out == "j1 gb-[03,05]\nj2 PENDING insufficient_free\nj3 gb-01\nj4 gb-02\n");  // one usable node left
+    CHECK(r.status == 0);
+    // A bad label names the file and line.
+    const scratch_file bad("bad_nodes.txt", "NAME STATUS LABELS\ngb-01 Ready nvidia.com/gpu.count=x\n");
+    const auto e = run({"--topology", bad.string()}, "");
+    CHECK(e.status == 2);
+    CHECK(e.err.find(bad.string() + ", line 2, column 34: node 'gb-01': nvidia.com/gpu.count 'x' is not a GPU count") !=
+          std::string::npos);
+}
+
 TEST_CASE("place: four racks from a topology.yaml, detected by content") {
     const scratch_file yaml("racks.txt",
                                         "- topology: racks\n"

@@ -1,0 +1,234 @@
+#pragma once
+
+// A Kubernetes cluster's GPU nodes, from the labels its operators already
+// publish, as a topoblock topology:
+//
+//   $ kubectl get nodes --show-labels
+//   NAME    STATUS                     ROLES    AGE   VERSION   LABELS
+//   gb-01   Ready                      <none>   9d    v1.31.2   nvidia.com/gpu.clique=8a1f...c3.1,nvidia.com/gpu.count=4,...
+//   gb-02   Ready,SchedulingDisabled   <none>   9d    v1.31.2   nvidia.com/gpu.clique=8a1f...c3.1,nvidia.com/gpu.count=4,...
+//
+// - NVLink domain: nodes sharing `nvidia.com/gpu.clique` (the GPU
+//   Operator's <ClusterUUID>.<CliqueID> of an NVLink partition), else
+//   sharing Topograph's `network.topology.nvidia.com/accelerator` (the same
+//   identifier on MNNVL systems). A GPU node with neither is a domain of its
+//   own (HGX, DGX B200: NVLink stops at the node). Domains come in the order
+//   their first node is listed, named after the label value (a lone node:
+//   after the node).
+// - GPUs per node: `nvidia.com/gpu.count` (GPU Feature Discovery); a node
+//   with a clique label but no count holds `default_gpus_per_node`. A node
+//   with neither a count nor an NVLink label, or a count of 0, is not a GPU
+//   node and is left out.
+// - Levels: Topograph's `network.topology.nvidia.com/leaf`, `spine` and
+//   `core` become group levels above the domains (nearest first), each
+//   domain in the group of its first node; a domain without the label is a
+//   group of its own.
+// - Health, from STATUS: Ready is up, Ready,SchedulingDisabled (cordoned)
+//   drain, anything else (NotReady, Unknown) down.
+// The header line names the columns; NAME, STATUS and LABELS are needed
+// (LABELS last, as kubectl prints it). Errors name the line and column.
+
+#include "topoblock/io/hostlist.hpp"
+#include "topoblock/state/health.hpp"
+#include "topoblock/support/error.hpp"
+#include "topoblock/support/expected.hpp"
+#include "topoblock/support/utf8_bom.hpp"
+#include "topoblock/topology/builder.hpp"
+#include "topoblock/topology/topology.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace topoblock::io {
+
+inline constexpr std::string_view k8s_clique_label = "nvidia.com/gpu.clique";
+inline constexpr std::string_view k8s_accelerator_label = "network.topology.nvidia.com/accelerator";
+inline constexpr std::string_view k8s_gpu_count_label = "nvidia.com/gpu.count";
+// Topograph's switch levels, nearest the nodes first.
+inline constexpr std::array<std::string_view, 3> k8s_level_labels{
+    "network.topology.nvidia.com/leaf", "network.topology.nvidia.com/spine", "network.topology.nvidia.com/core"};
+
+struct k8s_cluster {
+    topology topo;
+    std::vector<node_health> health;  // per node id
+};
+
+namespace detail::k8s {
+
+struct word {
+    std::string_view text;
+    std::uint32_t column = 0;  // 1-based
+};
+
+inline std::vector<word> split_blanks(std::string_view line) {
+    std::vector<word> words;
+    for (std::size_t i = 0; i < line.size();) {
+        while (i < line.size() && is_blank(line[i])) ++i;
+        const std::size_t start = i;
+        while (i < line.size() && !is_blank(line[i])) ++i;
+        if (i > start) words.push_back({line.substr(start, i - start), static_cast<std::uint32_t>(start + 1)});
+    }
+    return words;
+}
+
+struct listed_node {
+    std::string name;
+    node_health health = node_health::up;
+    std::optional<std::string> domain;  // the NVLink label's value
+    std::optional<std::uint32_t> gpus;
+    std::array<std::optional<std::string>, k8s_level_labels.size()> levels;
+};
+
+inline node_health health_of(std::string_view status) {
+    if (status == "Ready") return node_health::up;
+    if (status.starts_with("Ready,") && status.find("SchedulingDisabled") != std::string_view::npos) return node_health::drain;
+    if (status.starts_with("Ready,")) return node_health::up;
+    return node_health::down;
+}
+
+// The comma-separated key=value labels of one node; `at` is the column of
+// the first.
+inline expected<listed_node, error> read_labels(listed_node node, std::string_view labels, std::uint32_t line,
+                                                std::uint32_t at) {
+    if (labels == "<none>") return node;
+    for (std::size_t start = 0; start <= labels.size();) {
+        const std::size_t end = std::min(labels.find(',', start), labels.size());
+        const std::string_view label = labels.substr(start, end - start);
+        const auto column = static_cast<std::uint32_t>(at + start);
+        const std::size_t eq = label.find('=');
+        if (label.empty() || eq == 0)
+            return unexpected(make_error("node '" + node.name + "': empty label key", line, column));
+        const std::string_view key = label.substr(0, eq == std::string_view::npos ? label.size() : eq);
+        const std::string_view value = eq == std::string_view::npos ? std::string_view{} : label.substr(eq + 1);
+        if (key == k8s_clique_label || (key == k8s_accelerator_label && !node.domain)) {
+            if (!value.empty()) node.domain = std::string(value);
+        } else if (key == k8s_gpu_count_label) {
+            std::uint64_t n = 0;
+            if (value.empty() || value.size() > max_number_digits ||
+                value.find_first_not_of("0123456789") != std::string_view::npos || (n = to_number(value)) > 0xFFFF'FFFFu)
+                return unexpected(make_error("node '" + node.name + "': " + std::string(key) + " '" + std::string(value) +
+                                                 "' is not a GPU count",
+                                             line, column + static_cast<std::uint32_t>(eq + 1)));
+            node.gpus = static_cast<std::uint32_t>(n);
+        } else {
+            for (std::size_t l = 0; l < k8s_level_labels.size(); ++l)
+                if (key == k8s_level_labels[l] && !value.empty()) node.levels[l] = std::string(value);
+        }
+        start = end + 1;
+    }
+    return node;
+}
+
+}  // namespace detail::k8s
+
+// Reads `kubectl get nodes --show-labels` output (see the top of this file).
+inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::uint32_t default_gpus_per_node = 4) {
+    using namespace detail::k8s;
+    text = topoblock::detail::without_utf8_bom(text);
+    std::vector<listed_node> nodes;
+    std::optional<std::size_t> name_at, status_at;
+    std::size_t columns = 0;
+    std::uint32_t line = 0;
+    for (std::size_t pos = 0; pos < text.size();) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view raw = text.substr(pos, end - pos);
+        pos = end + 1;
+        ++line;
+        if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+        const std::vector<word> words = split_blanks(raw);
+        if (words.empty()) continue;
+        if (!name_at) {  // the header
+            for (std::size_t c = 0; c < words.size(); ++c) {
+                if (words[c].text == "NAME") name_at = c;
+                if (words[c].text == "STATUS") status_at = c;
+            }
+            if (!name_at || !status_at || words.back().text != "LABELS")
+                return unexpected(make_error("expected the header of `kubectl get nodes --show-labels` (NAME, STATUS, "
+                                             "..., LABELS), found '" + std::string(raw.substr(0, 60)) + "'",
+                                             line, 1));
+            columns = words.size();
+            continue;
+        }
+        if (words.size() != columns)
+            return unexpected(make_error("expected " + std::to_string(columns) + " columns as the header has, found " +
+                                             std::to_string(words.size()),
+                                         line, words.back().column));
+        listed_node node;
+        node.name = std::string(words[*name_at].text);
+        node.health = health_of(words[*status_at].text);
+        auto read = read_labels(std::move(node), words.back().text, line, words.back().column);
+        if (!read) return unexpected(std::move(read).error());
+        if (read->gpus == std::uint32_t{0} || (!read->gpus && !read->domain)) continue;  // not a GPU node
+        if (!read->gpus) read->gpus = default_gpus_per_node;
+        nodes.push_back(std::move(*read));
+    }
+    if (!name_at) return unexpected(make_error("no header line: expected `kubectl get nodes --show-labels` output"));
+    if (nodes.empty()) return unexpected(make_error("no GPU node: none has " + std::string(k8s_gpu_count_label) + " or " +
+                                                    std::string(k8s_clique_label)));
+
+    // Domains in the order of their first node.
+    struct domain_nodes {
+        std::string name;
+        std::vector<std::size_t> members;  // indexes into nodes
+    };
+    std::vector<domain_nodes> domains;
+    std::unordered_map<std::string, std::size_t> domain_of_label;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!nodes[i].domain) {
+            domains.push_back({nodes[i].name, {i}});
+            continue;
+        }
+        const auto [it, fresh] = domain_of_label.emplace(*nodes[i].domain, domains.size());
+        if (fresh) domains.push_back({*nodes[i].domain, {}});
+        domains[it->second].members.push_back(i);
+    }
+    std::unordered_map<std::string_view, bool> taken_names;
+    for (const auto& d : domains)
+        if (nodes[d.members.front()].domain) taken_names.emplace(d.name, true);
+    topology_builder builder;
+    std::vector<node_health> health;
+    for (auto& d : domains) {
+        const listed_node& first = nodes[d.members.front()];
+        if (!first.domain && taken_names.contains(d.name)) d.name = "node:" + d.name;
+        std::vector<std::string> names;
+        for (std::size_t i : d.members) {
+            if (*nodes[i].gpus != *first.gpus)
+                return unexpected(make_error("NVLink domain '" + d.name + "': node '" + nodes[i].name + "' has " +
+                                             std::to_string(*nodes[i].gpus) + " GPUs, node '" + first.name + "' " +
+                                             std::to_string(*first.gpus) + " (" + std::string(k8s_gpu_count_label) + ")"));
+            names.push_back(nodes[i].name);
+            health.push_back(nodes[i].health);
+        }
+        builder.add_domain(d.name, *first.gpus, std::move(names));
+    }
+    for (std::size_t l = 0; l < k8s_level_labels.size(); ++l) {
+        bool any = false;
+        for (const auto& d : domains) any = any || nodes[d.members.front()].levels[l].has_value();
+        if (!any) continue;
+        std::vector<topology_builder::group_spec> groups;
+        std::unordered_map<std::string, std::size_t> group_of;
+        for (const auto& d : domains) {
+            const auto& label = nodes[d.members.front()].levels[l];
+            // Unlabelled: a group of its own, named so no label can be.
+            const std::string group = label ? *label : "(" + d.name + ")";
+            const auto [it, fresh] = group_of.emplace(group, groups.size());
+            if (fresh) groups.push_back({group, {}});
+            groups[it->second].domains.push_back(d.name);
+        }
+        const std::string_view key = k8s_level_labels[l];
+        builder.add_level(std::string(key.substr(key.rfind('/') + 1)), std::move(groups));
+    }
+    auto built = builder.build();
+    if (!built) return unexpected(std::move(built).error());
+    return k8s_cluster{std::move(*built), std::move(health)};
+}
+
+}  // namespace topoblock::io

@@ -1,0 +1,137 @@
+#include <topoblock/io/k8s_nodes.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace topoblock;
+using names = std::vector<std::string>;
+
+namespace {
+
+io::k8s_cluster read_ok(std::string_view text, std::uint32_t gpus = 4) {
+    auto read = io::read_k8s_nodes(text, gpus);
+    REQUIRE_MESSAGE(read.has_value(), read.error().to_string());
+    return std::move(*read);
+}
+
+void expect_error(std::string_view text, std::uint32_t line, std::string_view fragment) {
+    auto read = io::read_k8s_nodes(text);
+    REQUIRE_FALSE(read.has_value());
+    CAPTURE(read.error().to_string());
+    CHECK(read.error().line == line);
+    CHECK(read.error().message.find(fragment) != std::string::npos);
+}
+
+names domain_names(const topology& t) {
+    names out;
+    for (const auto& d : t.domains()) out.push_back(d.name);
+    return out;
+}
+
+names node_names(const topology& t, domain_id d) {
+    names out;
+    for (node_id n = t.domain(d).first_node; n < t.domain(d).end_node(); ++n) out.push_back(t.node(n).name);
+    return out;
+}
+
+const std::string header = "NAME     STATUS                     ROLES           AGE   VERSION   LABELS\n";
+
+std::string row(std::string_view name, std::string_view status, std::string_view labels) {
+    return std::string(name) + "   " + std::string(status) + "   <none>   9d   v1.31.2   " + std::string(labels) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("k8s nodes: cliques are NVLink domains, in the order of their first node") {
+    const std::string text =
+        header +
+        row("cpu-01", "Ready", "kubernetes.io/arch=amd64,kubernetes.io/hostname=cpu-01") +
+        row("gb-01", "Ready", "kubernetes.io/arch=arm64,nvidia.com/gpu.clique=8a1f-c3.1,nvidia.com/gpu.count=4") +
+        row("gb-02", "Ready,SchedulingDisabled", "nvidia.com/gpu.clique=8a1f-c3.1,nvidia.com/gpu.count=4") +
+        row("gb-19", "NotReady", "nvidia.com/gpu.count=4,nvidia.com/gpu.clique=77d0-e1.1") +
+        row("gb-03", "Ready", "nvidia.com/gpu.clique=8a1f-c3.1,nvidia.com/gpu.count=4") +
+        row("hgx-01", "Ready", "nvidia.com/gpu.count=8,nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3") +
+        row("gpu-off", "Ready", "nvidia.com/gpu.count=0");
+    const auto c = read_ok(text);
+    // cpu-01 (no GPU label) and gpu-off (0 GPUs) are no GPU nodes.
+    CHECK(domain_names(c.topo) == names{"8a1f-c3.1", "77d0-e1.1", "hgx-01"});
+    CHECK(node_names(c.topo, 0) == names{"gb-01", "gb-02", "gb-03"});
+    CHECK(c.topo.domain(0).gpus_per_node == 4);
+    CHECK(c.topo.domain(2).gpus_per_node == 8);  // NVLink inside the node only
+    REQUIRE(c.health.size() == 5);
+    CHECK(c.health == std::vector<node_health>{node_health::up, node_health::drain, node_health::up, node_health::down,
+                                               node_health::up});
+    CHECK(c.topo.levels().empty());
+}
+
+TEST_CASE("k8s nodes: Topograph's accelerator label and switch levels") {
+    const std::string text =
+        header +
+        row("a1", "Ready", "network.topology.nvidia.com/accelerator=dom-a,network.topology.nvidia.com/leaf=leaf-1,"
+                           "network.topology.nvidia.com/spine=spine-1,nvidia.com/gpu.count=4") +
+        row("a2", "Ready", "network.topology.nvidia.com/accelerator=dom-a,network.topology.nvidia.com/leaf=leaf-9") +
+        row("b1", "Ready", "network.topology.nvidia.com/accelerator=dom-b,network.topology.nvidia.com/leaf=leaf-1,"
+                           "network.topology.nvidia.com/spine=spine-1") +
+        row("c1", "Ready", "network.topology.nvidia.com/accelerator=dom-c,network.topology.nvidia.com/spine=spine-1");
+    // No count on a node with an NVLink label: the default GPUs per node.
+    const auto c = read_ok(text, 4);
+    CHECK(domain_names(c.topo) == names{"dom-a", "dom-b", "dom-c"});
+    REQUIRE(c.topo.levels().size() == 2);
+    // Leaf: the first node's (a1: leaf-1, not a2's leaf-9); dom-c has none,
+    // so it is a group of its own.
+    CHECK(c.topo.levels()[0].group_of_domain == std::vector<group_id>{0, 0, 1});
+    CHECK(c.topo.levels()[1].group_of_domain == std::vector<group_id>{0, 0, 0});
+    // The clique label wins over the accelerator label whatever the order.
+    const auto both = read_ok(header + row("n1", "Ready", "network.topology.nvidia.com/accelerator=x,nvidia.com/gpu.clique=y") +
+                              row("n2", "Ready", "nvidia.com/gpu.clique=y,network.topology.nvidia.com/accelerator=z"));
+    CHECK(domain_names(both.topo) == names{"y"});
+}
+
+TEST_CASE("k8s nodes: a lone node named like a clique keeps both apart") {
+    const auto c = read_ok(header + row("n1", "Ready", "nvidia.com/gpu.clique=n9,nvidia.com/gpu.count=4") +
+                           row("n9", "Ready", "nvidia.com/gpu.count=8"));
+    CHECK(domain_names(c.topo) == names{"n9", "node:n9"});
+}
+
+TEST_CASE("k8s nodes: errors name the line") {
+    expect_error("", 0, "no header line");
+    expect_error("gb-01 Ready nvidia.com/gpu.count=4\n", 1, "expected the header");
+    expect_error(header + "gb-01 Ready <none> 9d\n", 2, "expected 6 columns");
+    expect_error(header + row("gb-01", "Ready", "nvidia.com/gpu.count=four"), 2, "'four' is not a GPU count");
+    expect_error(header + row("gb-01", "Ready", "nvidia.com/gpu.count=4,,x=y"), 2, "empty label key");
+    expect_error(header + row("gb-01", "Ready", "x=1"), 0, "no GPU node");
+    expect_error(header + row("gb-01", "Ready", "nvidia.com/gpu.clique=c,nvidia.com/gpu.count=4") +
+                     row("gb-02", "Ready", "nvidia.com/gpu.clique=c,nvidia.com/gpu.count=8"),
+                 0, "node 'gb-02' has 8 GPUs, node 'gb-01' 4");
+    expect_error(header + row("gb-01", "Ready", "nvidia.com/gpu.count=4") + row("gb-01", "Ready", "nvidia.com/gpu.count=4"), 0,
+                 "duplicate");
+    // Columns are found from the header, whatever its order; CRLF and a
+    // byte order mark are fine.
+    const auto c = read_ok("\xEF\xBB\xBF" "STATUS NAME LABELS\r\nReady gb-01 nvidia.com/gpu.count=4\r\n");
+    CHECK(domain_names(c.topo) == names{"gb-01"});
+}
+
+TEST_CASE("fuzz: mutated kubectl listings never crash") {
+    const std::string base = header + row("gb-01", "Ready", "nvidia.com/gpu.clique=8a1f-c3.1,nvidia.com/gpu.count=4") +
+                             row("gb-02", "NotReady", "nvidia.com/gpu.clique=8a1f-c3.1,nvidia.com/gpu.count=4,"
+                                                      "network.topology.nvidia.com/leaf=l1");
+    std::uint64_t state = 12345;
+    const auto next = [&] { return state = state * 6364136223846793005ULL + 1442695040888963407ULL; };
+    const std::string alphabet = " ,=\n\r.<>/0123456789abcNAMESTULB\t";
+    for (int round = 0; round < 3000; ++round) {
+        std::string text = base;
+        for (int edits = 1 + static_cast<int>(next() % 4); edits > 0; --edits) {
+            const std::size_t at = static_cast<std::size_t>(next() % (text.size() + 1));
+            switch (next() % 3) {
+                case 0: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
+                case 1: if (at < text.size()) text.erase(at, 1); break;
+                default: if (at < text.size()) text[at] = alphabet[next() % alphabet.size()]; break;
+            }
+        }
+        const auto read = io::read_k8s_nodes(text);
+        if (read) CHECK(read->health.size() == read->topo.node_count());
+    }
+}
