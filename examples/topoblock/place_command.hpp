@@ -120,13 +120,6 @@ inline bool looks_like_yaml(std::string_view path, std::string_view text) {
     return false;
 }
 
-// kubectl's node table starts with its header: NAME, STATUS, ..., LABELS.
-inline bool looks_like_kubectl_nodes(std::string_view text) {
-    text = topoblock::detail::without_utf8_bom(text);
-    const std::string_view first = text.substr(0, text.find('\n'));
-    return first.starts_with("NAME") && first.find("LABELS") != std::string_view::npos;
-}
-
 inline expected<place_cluster, error> load(const place_options& o) {
     if (names_other_than_a_file(o.topology))
         return unexpected(make_error("--topology '" + o.topology + "' is not a regular file"));
@@ -145,7 +138,7 @@ inline expected<place_cluster, error> load(const place_options& o) {
         if (!names) return unexpected(make_error("--nodes: " + names.error().to_string()));
         order = std::move(*names);
     }
-    if (looks_like_kubectl_nodes(text)) {
+    if (io::looks_like_kubectl_nodes(text)) {
         if (!order.empty()) return unexpected(make_error("--nodes applies to Slurm files, not to a kubectl listing"));
         auto k8s = io::read_k8s_nodes(text, o.gpus_per_node);
         if (!k8s) {

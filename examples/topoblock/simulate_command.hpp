@@ -7,6 +7,7 @@
 #include "policy_registry.hpp"
 #include "read_file.hpp"
 
+#include <topoblock/io/k8s_nodes.hpp>
 #include <topoblock/sim/engine.hpp>
 #include <topoblock/sim/queue.hpp>
 #include <topoblock/sim/report.hpp>
@@ -64,6 +65,7 @@ inline void simulate_usage(std::FILE* to) {
         "Replays a workload under several placement policies on one cluster and compares them.\n"
         "  --topology SPEC|FILE   cluster: nvl72:16 (default), gb300:8, nvl36x2:4, hgx8:64, grid:D:N:G,\n"
         "                         parts joined by '+', @K groups K domains; FILE holds such a spec\n"
+        "                         or `kubectl get nodes --show-labels` output (NVLink cliques)\n"
         "  --workload NAME|FILE   helios (default), philly, llm (synthetic mixes) or a CSV trace\n"
         "  --jobs N               jobs of a synthetic workload (default 20000)\n"
         "  --load X               offered load (default 0.85 for synthetic mixes; for a trace,\n"
@@ -122,6 +124,17 @@ inline expected<topology, error> load_topology(const std::string& arg) {
     if (arg.find(':') == std::string::npos && std::filesystem::is_regular_file(arg, ec)) {
         const auto text = read_regular_file(arg);
         if (!text) return unexpected(make_error("cannot read topology file '" + arg + "'"));
+        if (io::looks_like_kubectl_nodes(*text)) {
+            // The replay starts with every node up; the listing's health is
+            // for `topoblock place`.
+            auto k8s = io::read_k8s_nodes(*text);
+            if (!k8s) {
+                auto e = std::move(k8s).error();
+                e.file = arg;
+                return unexpected(std::move(e));
+            }
+            return std::move(k8s->topo);
+        }
         std::string spec;
         std::istringstream lines(std::string(topoblock::detail::without_utf8_bom(*text)));
         for (std::string line; std::getline(lines, line);) {

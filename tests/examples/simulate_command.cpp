@@ -84,4 +84,14 @@ TEST_CASE("simulate: a Slurm topology file given as --topology is named as one")
     const auto e = topoblock::cli::detail::load_topology(bad.string());
     REQUIRE_FALSE(e.has_value());
     CHECK(e.error().to_string().starts_with(bad.string() + ": spec 'nvl72:x' (column 7): "));
+    // A kubectl node listing: its NVLink cliques.
+    const topoblock::test::scratch_file k8s("nodes.txt",
+                                            "NAME STATUS LABELS\n"
+                                            "gb-01 Ready nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
+                                            "gb-02 NotReady nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
+                                            "hgx-1 Ready nvidia.com/gpu.count=8\n");
+    const auto listed = topoblock::cli::detail::load_topology(k8s.string());
+    REQUIRE_MESSAGE(listed.has_value(), listed.error().to_string());
+    CHECK(listed->domain_count() == 2);
+    CHECK(listed->gpu_count() == 16);
 }

@@ -128,6 +128,15 @@ inline expected<listed_node, error> read_labels(listed_node node, std::string_vi
 
 }  // namespace detail::k8s
 
+// Whether the text starts as kubectl's node table does: a header line
+// beginning with NAME and naming LABELS. For tools that take several kinds
+// of topology file.
+inline bool looks_like_kubectl_nodes(std::string_view text) {
+    text = topoblock::detail::without_utf8_bom(text);
+    const std::string_view first = text.substr(0, text.find('\n'));
+    return first.starts_with("NAME") && first.find("LABELS") != std::string_view::npos;
+}
+
 // Reads `kubectl get nodes --show-labels` output (see the top of this file).
 inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::uint32_t default_gpus_per_node = 4) {
     using namespace detail::k8s;
