@@ -32,6 +32,7 @@
 #include "topoblock/state/health.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/text_lines.hpp"
 #include "topoblock/support/utf8_bom.hpp"
 #include "topoblock/topology/builder.hpp"
 #include "topoblock/topology/topology.hpp"
@@ -144,14 +145,9 @@ inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::u
     std::vector<listed_node> nodes;
     std::optional<std::size_t> name_at, status_at;
     std::size_t columns = 0;
-    std::uint32_t line = 0;
-    for (std::size_t pos = 0; pos < text.size();) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view raw = text.substr(pos, end - pos);
-        pos = end + 1;
-        ++line;
-        if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    topoblock::detail::text_lines lines(text);
+    for (std::string_view raw; lines.next(raw);) {
+        const std::uint32_t line = lines.number();
         const std::vector<word> words = split_blanks(raw);
         if (words.empty()) continue;
         if (!name_at) {  // the header

@@ -14,6 +14,7 @@
 #include "topoblock/io/slurm_topology.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/text_lines.hpp"
 #include "topoblock/support/utf8_bom.hpp"
 
 #include <cstddef>
@@ -42,15 +43,9 @@ struct logical_line {
 inline std::vector<logical_line> logical_lines(std::string_view file) {
     std::vector<logical_line> lines;
     logical_line current;
-    std::uint32_t number = 0;
-    std::size_t pos = 0;
-    while (pos < file.size()) {
-        std::size_t end = file.find('\n', pos);
-        if (end == std::string_view::npos) end = file.size();
-        std::string_view raw = file.substr(pos, end - pos);
-        pos = end + 1;
-        ++number;
-        if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    topoblock::detail::text_lines physical(file);
+    for (std::string_view raw; physical.next(raw);) {
+        const std::uint32_t number = physical.number();
         for (std::size_t i = 0; i < raw.size(); ++i) {
             if (raw[i] == '\\') {
                 ++i;

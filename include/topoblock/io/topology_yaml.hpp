@@ -28,6 +28,7 @@
 #include "topoblock/io/slurm_topology.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/text_lines.hpp"
 #include "topoblock/support/utf8_bom.hpp"
 
 #include <cstddef>
@@ -86,15 +87,10 @@ inline std::size_t comment_start(std::string_view s) {
 
 inline expected<std::vector<line>, error> split_lines(std::string_view text) {
     std::vector<line> lines;
-    std::uint32_t number = 0;
     bool seen_content = false;
-    for (std::size_t pos = 0; pos <= text.size();) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view raw = text.substr(pos, end - pos);
-        pos = end + 1;
-        ++number;
-        if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    topoblock::detail::text_lines physical(text);
+    for (std::string_view raw; physical.next(raw);) {
+        const std::uint32_t number = physical.number();
         std::size_t indent = 0;
         while (indent < raw.size() && raw[indent] == ' ') ++indent;
         std::string_view content = raw.substr(indent);
