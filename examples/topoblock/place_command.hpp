@@ -223,6 +223,9 @@ private:
             const std::string_view value = eq == std::string_view::npos ? std::string_view{} : t.substr(eq + 1);
             const auto value_column = static_cast<std::uint32_t>(w[i].column + eq + 1);
             std::uint32_t n = 0;
+            const bool takes_value = key == "nodes" || key == "gpus" || key == "segment" || key == "exclusive" || key == "locality";
+            if (takes_value && eq == std::string_view::npos)
+                return fail(w[i].column, "'" + std::string(key) + "' needs a value: " + std::string(key) + "=...");
             if (t == "spread-segments") {
                 q.spread_segments = true;
             } else if (key == "nodes" || key == "gpus") {

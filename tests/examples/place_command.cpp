@@ -135,7 +135,8 @@ TEST_CASE("place: a malformed line is reported with its line number and changes 
                        "reboot node1\n"
                        "down node[3-\n"
                        "   # only a comment\n"
-                       "alloc f nodes=2\n");
+                       "alloc f nodes=2\n"
+                       "alloc g nodes\n");
     CHECK(r.status == 1);
     CHECK(r.out == "a node[5-6]\nf node[7-8]\n");
     CHECK(r.err ==
@@ -148,7 +149,8 @@ TEST_CASE("place: a malformed line is reported with its line number and changes 
           "topoblock place: line 7, column 8: node 'node5' is not free\n"
           "topoblock place: line 8, column 9: no running allocation 'zz'\n"
           "topoblock place: line 9, column 1: unknown event 'reboot' (expected alloc, hold, release, down, drain or up)\n"
-          "topoblock place: line 10, column 10: unbalanced bracket: '[' is never closed\n");
+          "topoblock place: line 10, column 10: unbalanced bracket: '[' is never closed\n"
+          "topoblock place: line 13, column 9: 'nodes' needs a value: nodes=...\n");
 }
 
 TEST_CASE("place: command-line errors") {
