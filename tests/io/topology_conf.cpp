@@ -143,7 +143,12 @@ TEST_CASE("topology.conf: errors carry line and column") {
     expect_error("BlockName=b1 Nodes=n[1-4\n", 1, 21, "never closed");
     expect_error("BlockName=b1 Nodes=n[1-4]\nSwitchName=s1 Nodes=n[5-8]\n", 2, 1, "mixes tree lines");
     expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,6\n", 2, 12, "not 4 (the base size) times a power of two");
-    expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=8,4\n", 2, 12, "not larger than");
+    expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=8,4\n", 2, 12, "not 8 (the base size) times a power of two");
+    // Order and repeats are free, as in Slurm's parser; the reported sizes
+    // come out ascending, once each.
+    const slurm_topology unordered = parse_ok("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\nBlockSizes=4,16,8,8\n");
+    CHECK(unordered.block_sizes == std::vector<std::uint32_t>{4, 16, 8, 8});
+    CHECK(effective_block_sizes(unordered) == std::vector<std::uint32_t>{4, 8});
     expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,x\n", 2, 14, "not a number");
     expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=4\nBlockSizes=4\n", 3, 1, "given twice");
     expect_error("BlockName=b1 Nodes\n", 1, 14, "expected Key=Value");

@@ -131,11 +131,10 @@ inline expected<void, error> validate_block_sizes(std::span<const std::uint32_t>
     if (sizes.empty()) return {};
     const std::uint32_t base = sizes.front();
     if (base == 0) return detail::fail("BlockSizes: the base block size must be positive");
+    // Any order, repeats included: Slurm's _read_topo_file sets one level per
+    // value (the man page lists them ascending, the parser does not ask).
     for (std::size_t i = 1; i < sizes.size(); ++i) {
         const std::string value = std::to_string(sizes[i]);
-        if (sizes[i] <= sizes[i - 1])
-            return detail::fail("BlockSizes: " + value + " is not larger than " +
-                                std::to_string(sizes[i - 1]));
         if (sizes[i] % base != 0 || !detail::is_power_of_two(sizes[i] / base))
             return detail::fail("BlockSizes: " + value + " is not " + std::to_string(base) +
                                 " (the base size) times a power of two");
@@ -171,6 +170,9 @@ inline std::vector<std::uint32_t> effective_block_sizes(const slurm_topology& to
             levels.push_back(std::uint32_t{1} << level);
     } else {
         for (std::uint32_t size : topo.block_sizes) levels.push_back(size / base);
+        // Slurm walks its level bits upwards, whatever order the file gave.
+        std::sort(levels.begin(), levels.end());
+        levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
     }
     std::vector<std::uint32_t> sizes;
     for (std::uint32_t blocks : levels) {
