@@ -152,6 +152,8 @@ TEST_CASE("topology.conf: errors carry line and column") {
     expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,x\n", 2, 14, "not a number");
     expect_error("BlockName=b1 Nodes=n[1-4]\nBlockSizes=4\nBlockSizes=4\n", 3, 1, "given twice");
     expect_error("BlockName=b1 Nodes\n", 1, 14, "expected Key=Value");
+    expect_error("BlockName=b1 Nodes=\n", 1, 14, "'Nodes=' needs a value");  // Slurm: a parse error
+    CHECK(parse_ok("BlockName=e Nodes=\"\"\nBlockName=b1 Nodes=n1\n").blocks[0].nodes.empty());  // quoted, it may be empty
     expect_error("BlockName=b1 Nodes=n1 nodes=n2\n", 1, 23, "given twice");
     expect_error("Nodes=n1\n", 1, 1, "must follow");
     expect_error("SwitchName=s1 LinkSpeed=fast\n", 1, 25, "not a number");

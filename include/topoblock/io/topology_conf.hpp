@@ -122,6 +122,9 @@ inline expected<std::vector<key_value>, error> split_words(const logical_line& l
         word.key_at = line.where[start];
         ++i;  // '='
         while (i < t.size() && is_blank(t[i])) ++i;
+        // Slurm's pattern wants a value (a quoted one may be empty).
+        if (i == t.size())
+            return unexpected(error_on(line, start, "'" + word.spelled + "=' needs a value"));
         word.value_at = i < t.size() ? line.where[i] : text_origin{line.where[i - 1].line, line.where[i - 1].column + 1};
         if (i < t.size() && t[i] == '"') {
             const std::size_t close = t.find('"', i + 1);
