@@ -44,6 +44,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -195,14 +196,14 @@ inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::u
         if (fresh) domains.push_back({*nodes[i].domain, {}});
         domains[it->second].members.push_back(i);
     }
-    std::unordered_map<std::string_view, bool> taken_names;
+    std::unordered_set<std::string_view> clique_names;  // a lone node named like one is renamed
     for (const auto& d : domains)
-        if (nodes[d.members.front()].domain) taken_names.emplace(d.name, true);
+        if (nodes[d.members.front()].domain) clique_names.insert(d.name);
     topology_builder builder;
     std::vector<node_health> health;
     for (auto& d : domains) {
         const listed_node& first = nodes[d.members.front()];
-        if (!first.domain && taken_names.contains(d.name)) d.name = "node:" + d.name;
+        if (!first.domain && clique_names.contains(d.name)) d.name = "node:" + d.name;
         std::vector<std::string> names;
         for (std::size_t i : d.members) {
             if (*nodes[i].gpus != *first.gpus)
