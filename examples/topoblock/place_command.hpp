@@ -12,6 +12,7 @@
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/support/text_lines.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <algorithm>
@@ -59,26 +60,7 @@ inline constexpr std::string_view usage_text =
     "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | # comment\n";
 
 // A word of an event line and its 1-based column.
-struct word {
-    std::string_view text;
-    std::uint32_t column;
-};
-
-inline std::vector<word> split_words(std::string_view line) {
-    std::vector<word> words;
-    std::size_t i = 0;
-    while (i < line.size()) {
-        if (io::detail::is_blank(line[i]) || line[i] == '\r') {
-            ++i;
-            continue;
-        }
-        std::size_t end = i;
-        while (end < line.size() && !io::detail::is_blank(line[end]) && line[end] != '\r') ++end;
-        words.push_back({line.substr(i, end - i), static_cast<std::uint32_t>(i + 1)});
-        i = end;
-    }
-    return words;
-}
+using word = topoblock::detail::text_word;
 
 inline bool positive(std::string_view text, std::uint32_t& value) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -175,7 +157,7 @@ public:
         bool clean = true;
         for (line_ = 1; std::getline(in, line); ++line_) {
             const std::string_view text = std::string_view(line).substr(0, line.find('#'));
-            const std::vector<word> words = split_words(text);
+            const std::vector<word> words = topoblock::detail::split_blank_separated(text);
             if (!words.empty() && !apply(words)) clean = false;
         }
         return clean;

@@ -64,22 +64,6 @@ struct k8s_cluster {
 
 namespace detail::k8s {
 
-struct word {
-    std::string_view text;
-    std::uint32_t column = 0;  // 1-based
-};
-
-inline std::vector<word> split_blanks(std::string_view line) {
-    std::vector<word> words;
-    for (std::size_t i = 0; i < line.size();) {
-        while (i < line.size() && is_blank(line[i])) ++i;
-        const std::size_t start = i;
-        while (i < line.size() && !is_blank(line[i])) ++i;
-        if (i > start) words.push_back({line.substr(start, i - start), static_cast<std::uint32_t>(start + 1)});
-    }
-    return words;
-}
-
 struct listed_node {
     std::string name;
     node_health health = node_health::up;
@@ -149,7 +133,7 @@ inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::u
     topoblock::detail::text_lines lines(text);
     for (std::string_view raw; lines.next(raw);) {
         const std::uint32_t line = lines.number();
-        const std::vector<word> words = split_blanks(raw);
+        const std::vector<topoblock::detail::text_word> words = topoblock::detail::split_blank_separated(raw);
         if (words.empty()) continue;
         if (!name_at) {  // the header
             for (std::size_t c = 0; c < words.size(); ++c) {

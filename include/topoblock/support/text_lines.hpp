@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace topoblock::detail {
 
@@ -32,5 +33,26 @@ private:
     std::size_t pos_ = 0;
     std::uint32_t number_ = 0;
 };
+
+// A blank-separated word of a line and its 1-based column.
+struct text_word {
+    std::string_view text;
+    std::uint32_t column = 0;
+};
+
+// The words of a line split on blanks (spaces, tabs, and a stray '\r' from a
+// CRLF line read without text_lines), each with the column that error
+// messages point at. Every reader of blank-separated columns splits with this.
+inline std::vector<text_word> split_blank_separated(std::string_view line) {
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    std::vector<text_word> words;
+    for (std::size_t i = 0; i < line.size();) {
+        while (i < line.size() && blank(line[i])) ++i;
+        const std::size_t start = i;
+        while (i < line.size() && !blank(line[i])) ++i;
+        if (i > start) words.push_back({line.substr(start, i - start), static_cast<std::uint32_t>(start + 1)});
+    }
+    return words;
+}
 
 }  // namespace topoblock::detail
