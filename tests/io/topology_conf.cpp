@@ -190,6 +190,24 @@ TEST_CASE("topology.conf: Slurm's validation rules") {
     CHECK(parse_topology_conf("BlockName=b1\nBlockSizes=4\n"));
 }
 
+TEST_CASE("topology.conf: a node a block's hostlist repeats is one node, as in Slurm's node bitmap") {
+    const auto topo = parse_topology_conf("BlockName=b1 Nodes=n[1-4],n4,n2\nBlockName=b2 Nodes=n5,n[5-8]\n");
+    REQUIRE(topo);
+    REQUIRE(topo->blocks.size() == 2);
+    CHECK(topo->blocks[0].nodes == names{"n1", "n2", "n3", "n4"});
+    CHECK(topo->blocks[1].nodes == names{"n5", "n6", "n7", "n8"});
+    CHECK(validate_topology(*topo));
+    CHECK(write_topology_conf(*topo) == "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\n");
+    // Built in code, the description itself must hold each node once.
+    slurm_topology built = *topo;
+    built.blocks[0].nodes.push_back("n3");
+    const auto wrong = validate_topology(built);
+    REQUIRE_FALSE(wrong);
+    CHECK(wrong.error().message == "node 'n3' is listed twice in block 'b1'");
+    // Across blocks a repeat stays an error: one node, one base block.
+    CHECK_FALSE(parse_topology_conf("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[4-8],n4\n"));
+}
+
 TEST_CASE("topology.conf: random round trips") {
     std::mt19937_64 rng(42);
     for (int trial = 0; trial < 100; ++trial) {

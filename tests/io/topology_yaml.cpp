@@ -122,6 +122,14 @@ TEST_CASE("topology.yaml: four NVL72 racks, and the writer's form") {
     CHECK(parse_ok("\xEF\xBB\xBF" + written) == set);  // a byte order mark first is no indentation
 }
 
+TEST_CASE("topology.yaml: a node a block's hostlist repeats is one node") {
+    const slurm_topology_set set =
+        parse_ok("- topology: a\n  block:\n    blocks:\n      - block: b1\n        nodes: n[1-4],n1\n");
+    REQUIRE(set.topologies.size() == 1);
+    REQUIRE(set.topologies[0].blocks.size() == 1);
+    CHECK(set.topologies[0].blocks[0].nodes == std::vector<std::string>{"n1", "n2", "n3", "n4"});
+}
+
 TEST_CASE("topology.yaml: the default is the first cluster_default: true") {
     const slurm_topology_set set = parse_ok(
         "- topology: a\n  flat: true\n- topology: b\n  cluster_default: yes\n  flat: true\n"

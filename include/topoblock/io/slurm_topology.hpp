@@ -106,6 +106,26 @@ inline expected<void, error> check_node_names(std::string_view owner, const std:
     return {};
 }
 
+// A block's nodes as Slurm holds them, a set: a name the hostlist repeats
+// (`n[1-4],n4`) is one node, kept where it first appears. Slurm turns each
+// block's hostlist into a node bitmap (node_name2bitmap), so it never sees
+// the repeat; the parsers read blocks the same way.
+inline void drop_repeated_nodes(std::vector<std::string>& nodes) {
+    std::set<std::string_view> seen;
+    std::vector<bool> repeat(nodes.size(), false);
+    bool any = false;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (!seen.insert(nodes[i]).second) repeat[i] = any = true;
+    if (!any) return;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (repeat[i]) continue;
+        if (kept != i) nodes[kept] = std::move(nodes[i]);
+        ++kept;
+    }
+    nodes.resize(kept);
+}
+
 inline bool is_power_of_two(std::uint32_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
 
 inline std::uint32_t log2_exact(std::uint32_t v) noexcept {

@@ -246,6 +246,7 @@ inline expected<void, error> read_block_line(parse_state& state, const std::vect
     auto nodes = hostlist_value(find_key(words, "nodes"));
     if (!nodes) return unexpected(std::move(nodes).error());
     block.nodes = std::move(*nodes);
+    detail::drop_repeated_nodes(block.nodes);
     state.topo.blocks.push_back(std::move(block));
     return {};
 }

@@ -444,6 +444,7 @@ inline expected<slurm_block, error> read_block(const node& n) {
                                    auto nodes = as_hostlist(value, "nodes");
                                    if (!nodes) return unexpected(std::move(nodes).error());
                                    block.nodes = std::move(*nodes);
+                                   io::detail::drop_repeated_nodes(block.nodes);
                                }
                                return {};
                            });
