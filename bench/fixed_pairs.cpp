@@ -24,8 +24,9 @@ template <class Policy>
 [[gnu::noinline]] std::size_t measured_place_and_release(allocator<Policy>& alloc, const std::vector<request>& requests,
                                                          std::size_t pairs) {
     std::size_t placed = 0;
+    request_cycle cycle(requests);
     for (std::size_t i = 0; i < pairs; ++i) {
-        auto id = alloc.try_allocate(requests[i % requests.size()]);
+        auto id = alloc.try_allocate(cycle.next());
         if (id) {
             ++placed;
             (void)alloc.release(*id);

@@ -39,12 +39,14 @@ std::vector<request> single_domain_requests(std::size_t count) {
     return out;
 }
 
-// Places requests[i mod size] and releases it again, once per iteration.
+// Places the requests in turn and releases each again, once per iteration.
 template <class Policy>
 void place_and_release(benchmark::State& st, allocator<Policy>& alloc, const std::vector<request>& requests) {
     std::size_t i = 0, placed = 0;
+    request_cycle cycle(requests);
     for (auto _ : st) {
-        auto id = alloc.try_allocate(requests[i++ % requests.size()]);
+        ++i;
+        auto id = alloc.try_allocate(cycle.next());
         if (id) {
             ++placed;
             benchmark::DoNotOptimize(alloc.release(*id));
@@ -131,9 +133,11 @@ void multi_domain_split(benchmark::State& st, std::uint32_t racks, Policy policy
     const double read_ns = std::chrono::duration<double, std::nano>(last - first).count() / reads;
     double place_ns = 0, release_ns = 0;
     std::size_t i = 0, placed = 0;
+    request_cycle cycle(requests);
     for (auto _ : st) {
+        ++i;
         const auto start = clock::now();
-        auto id = f.alloc.try_allocate(requests[i++ % requests.size()]);
+        auto id = f.alloc.try_allocate(cycle.next());
         const auto decided = clock::now();
         if (id) {
             ++placed;

@@ -58,10 +58,15 @@ struct request {
     // The size of one part that must stay in one domain (the whole job when
     // it has no segments).
     constexpr std::uint32_t part_size() const noexcept { return segment == 0 || segment > count ? count : segment; }
-    constexpr std::uint32_t part_count() const noexcept { return count / part_size(); }
-    constexpr bool segmented() const noexcept { return part_count() > 1; }
+    // 0 for an empty job (malformed), which has no part size to divide by.
+    constexpr std::uint32_t part_count() const noexcept { return count == 0 ? 0 : count / part_size(); }
+    // part_count() > 1, and malformed(), as every placement asks them: a job
+    // of one part needs no divide, and an empty one divides by nothing.
+    constexpr bool segmented() const noexcept { return segment != 0 && std::uint64_t{segment} * 2 <= count; }
     // Malformed regardless of the cluster.
-    constexpr bool malformed() const noexcept { return count == 0 || count % part_size() != 0; }
+    constexpr bool malformed() const noexcept {
+        return count == 0 || (segment != 0 && segment < count && count % segment != 0);
+    }
 
     friend constexpr bool operator==(const request&, const request&) = default;
 };
