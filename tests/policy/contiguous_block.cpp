@@ -83,7 +83,46 @@ std::string windows_disagree() {
     return wrong;
 }
 
+// The first set of free sub-blocks and need for which block_tables answer
+// other than summarize_blocks and best_window, as text.
+std::string tables_disagree() {
+    std::string wrong;
+    std::uint32_t windows_read = 0;
+    for_every_free_set<fixed_bitset<64>>([&](const domain_info& info, const detail::block_layout& l, const fixed_bitset<64>& free) {
+        const detail::block_tables tables(l, info.gpu_count());
+        if (!wrong.empty() || !tables.kept()) return;
+        const std::string where = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
+                                  std::to_string(free.word(0));
+        const auto summary = detail::summarize_blocks(l, free);
+        if (tables.summary(free.word(0)).free_blocks != summary.free_blocks ||
+            tables.summary(free.word(0)).longest_run_gpus != summary.longest_run_gpus)
+            wrong = "summary of " + where;
+        for (std::uint64_t need = 0; wrong.empty() && need <= info.gpu_count() + 1; ++need) {
+            std::uint32_t first = 0, blocks = 0;
+            if (!tables.window(free.word(0), need, first, blocks)) {
+                if (need >= 1 && need <= info.gpu_count()) wrong = "no table entry for " + where;
+                continue;
+            }
+            ++windows_read;
+            const auto w = detail::best_window(l, free, need);
+            if (blocks != w.blocks || (blocks != 0 && first != w.first))
+                wrong = "window of " + where + ", need " + std::to_string(need);
+        }
+    });
+    if (wrong.empty() && windows_read == 0) wrong = "no window was read from a table";
+    return wrong;
+}
+
 }  // namespace
+
+TEST_CASE("contiguous-block: the tables answer as the walks over free runs, for every free set and need") {
+    CHECK(tables_disagree() == "");
+    // Kept for few sub-blocks only: 18 trays in 4-GPU blocks are 18.
+    CHECK(detail::block_tables(detail::block_layout::of(domain_shape{0, 18, 4}, 8), 72).kept());
+    CHECK(detail::block_tables(detail::block_layout::of(domain_shape{0, 18, 4}, 16), 72).kept());
+    CHECK_FALSE(detail::block_tables(detail::block_layout::of(domain_shape{0, 18, 4}, 4), 72).kept());
+    CHECK_FALSE(detail::block_tables(detail::block_layout::of(domain_shape{0, 4, 0}, 8), 0).kept());
+}
 
 TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
     const domain_info rack{"rack01", 0, 18, 4};

@@ -61,6 +61,8 @@ struct block_layout {
     std::uint32_t first_node(std::uint32_t b) const noexcept { return b * nodes_per_block; }
     std::uint32_t nodes_of(std::uint32_t b) const noexcept { return b < full_blocks ? nodes_per_block : tail_nodes; }
     std::uint32_t gpus_of(std::uint32_t b) const noexcept { return nodes_of(b) * gpus_per_node; }
+
+    friend bool operator==(const block_layout&, const block_layout&) = default;
 };
 
 // A run of consecutive sub-blocks inside one domain.
@@ -253,12 +255,85 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
 // wholly free nodes only, so the window is one run of nodes with every GPU
 // usable.
 template <class State>
-void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
+void take_window(const State& state, domain_id d, const block_layout& l, std::uint32_t first, std::uint32_t blocks,
+                 placement& out) {
     const domain_shape info = state.topo().shape(d);
-    const std::uint32_t begin = l.first_node(w.first);
-    const std::uint32_t end = l.first_node(w.first + w.blocks - 1) + l.nodes_of(w.first + w.blocks - 1);
+    const std::uint32_t begin = l.first_node(first);
+    const std::uint32_t end = l.first_node(first + blocks - 1) + l.nodes_of(first + blocks - 1);
     out.add_nodes(info.first_node + begin, end - begin, full_gpu_mask(info.gpus_per_node));
 }
+
+// summarize_blocks' and best_window's answers for every set of free
+// sub-blocks of one layout with few of them (NVL72 in 8-GPU blocks: 9),
+// worked out once, so that a change reads its domain's summary and a
+// placement its window instead of walking free runs. A window depends on the
+// need only through the full blocks it needs and whether the short last
+// block can end it with one fewer: a column per such pair, and a column per
+// need in GPUs.
+class block_tables {
+public:
+    static constexpr std::uint32_t max_blocks = 10;             // summaries: 2^10 of 8 bytes
+    static constexpr std::size_t max_window_entries = 1U << 13;  // windows: 16 KiB
+
+    block_tables() = default;
+    // Empty (kept() false) for layouts of more sub-blocks, or of GPU-less nodes.
+    block_tables(const block_layout& l, std::uint32_t domain_gpus) {
+        const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
+        const std::uint32_t tail_gpus = l.tail_nodes * l.gpus_per_node;
+        if (l.count() == 0 || l.count() > max_blocks || block_gpus == 0) return;
+        const std::size_t sets = std::size_t{1} << l.count();
+        summaries_.resize(sets);
+        for (std::size_t blocks = 0; blocks < sets; ++blocks) summaries_[blocks] = summarize_blocks(l, word_set(blocks));
+        // Columns: (full - 1) * variants + (tail ends it with one fewer).
+        const std::uint32_t variants = tail_gpus != 0 ? 2 : 1;
+        columns_ = l.count() * variants;
+        if (sets * columns_ > max_window_entries) return;
+        column_of_need_.assign(std::size_t{domain_gpus} + 1, no_column);
+        for (std::uint32_t need = 1; need <= domain_gpus; ++need) {
+            const std::uint32_t full = (need + block_gpus - 1) / block_gpus;
+            const std::uint32_t before_tail = need <= tail_gpus ? 0 : (need - tail_gpus + block_gpus - 1) / block_gpus;
+            if (full <= l.count()) column_of_need_[need] = static_cast<std::uint16_t>((full - 1) * variants + (before_tail < full && tail_gpus != 0 ? 1 : 0));
+        }
+        windows_.assign(sets * columns_, 0);
+        for (std::uint32_t need = 1; need <= domain_gpus; ++need) {
+            if (column_of_need_[need] == no_column) continue;
+            for (std::size_t blocks = 0; blocks < sets; ++blocks) {
+                const block_window w = best_window(l, word_set(blocks), need);
+                windows_[blocks * columns_ + column_of_need_[need]] = static_cast<std::uint16_t>(w.first | w.blocks << 8);
+            }
+        }
+    }
+
+    bool kept() const noexcept { return !summaries_.empty(); }
+    // summarize_blocks(l, free sub-blocks `blocks`). Only when kept().
+    const block_summary& summary(std::uint64_t blocks) const noexcept { return summaries_[blocks]; }
+    // best_window(l, free sub-blocks `blocks`, need).first and .blocks (0
+    // blocks: no window); false when the table cannot tell (too many
+    // sub-blocks, a need beyond the domain).
+    bool window(std::uint64_t blocks, std::uint64_t need, std::uint32_t& first, std::uint32_t& count) const noexcept {
+        if (need >= column_of_need_.size() || column_of_need_[need] == no_column) return false;
+        const std::uint16_t w = windows_[blocks * columns_ + column_of_need_[need]];
+        first = w & 0xFFU;
+        count = w >> 8;
+        return true;
+    }
+    std::size_t memory_bytes() const noexcept {
+        return heap_bytes(summaries_) + heap_bytes(column_of_need_) + heap_bytes(windows_);
+    }
+
+private:
+    static constexpr std::uint16_t no_column = 0xFFFF;
+    static fixed_bitset<64> word_set(std::uint64_t word) noexcept {
+        fixed_bitset<64> set;
+        set.set_word(0, word);
+        return set;
+    }
+
+    std::vector<block_summary> summaries_;       // [free sub-blocks as a word]
+    std::uint32_t columns_ = 0;
+    std::vector<std::uint16_t> column_of_need_;  // [need in GPUs]: its column, or no_column
+    std::vector<std::uint16_t> windows_;         // [free sub-blocks * columns_ + column]: first | blocks << 8
+};
 
 }  // namespace detail
 
@@ -354,6 +429,12 @@ public:
         }
         class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
         by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
+        // Domains all cut alike into few sub-blocks share one set of tables.
+        tables_ = {};
+        if constexpr (State::node_set::word_count == 1)
+            if (!layouts_.empty() && topo.uniform_gpus_per_node() != 0 &&
+                std::all_of(layouts_.begin(), layouts_.end(), [&](const detail::block_layout& l) { return l == layouts_.front(); }))
+                tables_ = detail::block_tables(layouts_.front(), topo.max_domain_gpus());
         windows_.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
@@ -402,7 +483,8 @@ public:
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
                heap_bytes(summaries_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(class_at_least_) + windows_.memory_bytes() + heap_bytes(chosen_);
+               heap_bytes(class_at_least_) + tables_.memory_bytes() + windows_.memory_bytes() +
+               heap_bytes(chosen_);
     }
 
     // Compares the kept summaries with a recount from the state: an empty
@@ -447,7 +529,7 @@ private:
         if (!keep(free_node_words_, d, nodes)) return;
         const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
         if (!keep(free_block_words_, d, blocks)) return;
-        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
+        summaries_[d] = tables_.kept() ? tables_.summary(blocks.word(0)) : detail::summarize_free_runs(layouts_[d], blocks);
         by_blocks_and_run_.assign(d, key_of(summaries_[d]));
     }
 
@@ -510,8 +592,13 @@ private:
     void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
         const detail::block_layout l = use_indexes ? layouts_[d] : layout(state.topo().shape(d));
         const auto free = free_blocks_for(state, d, l, out);
-        const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
-        detail::take_window(state, d, l, w, out);
+        std::uint32_t first = 0, blocks = 0;
+        if (!use_indexes || !tables_.kept() || !tables_.window(free.word(0), need, first, blocks)) {
+            const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
+            first = w.first;
+            blocks = w.blocks;
+        }
+        detail::take_window(state, d, l, first, blocks, out);
     }
 
     // The allowed domain with the fewest free sub-blocks whose longest free
@@ -615,6 +702,7 @@ private:
     std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
     std::vector<detail::block_summary> summaries_;
+    detail::block_tables tables_;  // when every domain is cut alike into few sub-blocks
     std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
