@@ -35,7 +35,7 @@ allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpu
 // ones.
 const std::pair<domain_info, std::uint32_t> shapes[] = {
     {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
-    {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8},
+    {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8}, {{"rack", 0, 18, 4}, 48},
 };
 
 // Each layout of `shapes` with every set of free sub-blocks.
@@ -110,6 +110,18 @@ std::string tables_disagree() {
         }
     });
     if (wrong.empty() && windows_read == 0) wrong = "no window was read from a table";
+    // Free sub-blocks from every set of free nodes.
+    for (const auto& [info, block_gpus] : shapes) {
+        const auto l = detail::block_layout::of(info, block_gpus);
+        const detail::block_tables tables(l, info.gpu_count());
+        for (std::uint64_t nodes = 0; wrong.empty() && tables.kept() && nodes < std::uint64_t{1} << info.node_count; ++nodes) {
+            fixed_bitset<64> set;
+            set.set_word(0, nodes);
+            if (tables.free_blocks(nodes) != detail::free_blocks_among(set, l).word(0))
+                wrong = "free sub-blocks of " + info.name + " in blocks of " + std::to_string(l.nodes_per_block) +
+                        " nodes, free nodes " + std::to_string(nodes);
+        }
+    }
     return wrong;
 }
 

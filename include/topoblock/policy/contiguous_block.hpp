@@ -281,6 +281,21 @@ public:
         const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
         const std::uint32_t tail_gpus = l.tail_nodes * l.gpus_per_node;
         if (l.count() == 0 || l.count() > max_blocks || block_gpus == 0) return;
+        layout_ = l;
+        all_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block + l.tail_nodes);
+        all_blocks_ = full_gpu_mask(l.count());
+        if (l.full_blocks != 0 && l.nodes_per_block <= chunk_nodes_up_to) {
+            chunk_blocks_ = chunk_nodes_up_to / l.nodes_per_block;
+            chunk_nodes_ = chunk_blocks_ * l.nodes_per_block;
+            chunks_ = (l.full_blocks + chunk_blocks_ - 1) / chunk_blocks_;
+            full_block_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block);
+            const std::uint64_t block_nodes = full_gpu_mask(l.nodes_per_block);
+            blocks_of_chunk_.resize(std::size_t{1} << chunk_nodes_);
+            for (std::size_t nodes = 0; nodes < blocks_of_chunk_.size(); ++nodes)
+                for (std::uint32_t b = 0; b < chunk_blocks_; ++b)
+                    if ((nodes >> (b * l.nodes_per_block) & block_nodes) == block_nodes)
+                        blocks_of_chunk_[nodes] = static_cast<std::uint16_t>(blocks_of_chunk_[nodes] | 1U << b);
+        }
         const std::size_t sets = std::size_t{1} << l.count();
         summaries_.resize(sets);
         for (std::size_t blocks = 0; blocks < sets; ++blocks) summaries_[blocks] = summarize_blocks(l, word_set(blocks));
@@ -305,6 +320,24 @@ public:
     }
 
     bool kept() const noexcept { return !summaries_.empty(); }
+    // free_blocks_among(free nodes `nodes`, l) as a word, a table read per
+    // chunk of up to 10 nodes instead of a step per free sub-block. Only
+    // when kept().
+    std::uint64_t free_blocks(std::uint64_t nodes) const noexcept {
+        // A domain taken or given back whole (multi-domain jobs) needs no
+        // table read.
+        if (nodes == 0) return 0;
+        if (nodes == all_nodes_) return all_blocks_;
+        if (chunk_blocks_ == 0) return free_blocks_among(word_set(nodes), layout_).word(0);
+        std::uint64_t blocks = 0;
+        const std::uint64_t full = nodes & full_block_nodes_;
+        for (std::uint32_t i = 0; i < chunks_; ++i)
+            blocks |= std::uint64_t{blocks_of_chunk_[(full >> (i * chunk_nodes_)) & full_gpu_mask(chunk_nodes_)]}
+                      << (i * chunk_blocks_);
+        const std::uint64_t tail = full_gpu_mask(layout_.tail_nodes) << layout_.first_node(layout_.full_blocks);
+        if (layout_.tail_nodes != 0 && (nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
+        return blocks;
+    }
     // summarize_blocks(l, free sub-blocks `blocks`). Only when kept().
     const block_summary& summary(std::uint64_t blocks) const noexcept { return summaries_[blocks]; }
     // best_window(l, free sub-blocks `blocks`, need).first and .blocks (0
@@ -318,7 +351,7 @@ public:
         return true;
     }
     std::size_t memory_bytes() const noexcept {
-        return heap_bytes(summaries_) + heap_bytes(column_of_need_) + heap_bytes(windows_);
+        return heap_bytes(summaries_) + heap_bytes(column_of_need_) + heap_bytes(windows_) + heap_bytes(blocks_of_chunk_);
     }
 
 private:
@@ -329,6 +362,16 @@ private:
         return set;
     }
 
+    static constexpr std::uint32_t chunk_nodes_up_to = 10;  // blocks_of_chunk_: 2^10 of 2 bytes
+
+    block_layout layout_;
+    std::uint64_t all_nodes_ = 0;   // every node of the domain free
+    std::uint64_t all_blocks_ = 0;  // then every sub-block is
+    std::uint32_t chunk_blocks_ = 0;  // sub-blocks a chunk of nodes holds; 0: free_blocks() walks
+    std::uint32_t chunk_nodes_ = 0;
+    std::uint32_t chunks_ = 0;        // chunks that cover the full sub-blocks
+    std::uint64_t full_block_nodes_ = 0;
+    std::vector<std::uint16_t> blocks_of_chunk_;  // [free nodes of a chunk]: its free sub-blocks
     std::vector<block_summary> summaries_;       // [free sub-blocks as a word]
     std::uint32_t columns_ = 0;
     std::vector<std::uint16_t> column_of_need_;  // [need in GPUs]: its column, or no_column
@@ -367,13 +410,15 @@ private:
 //   closes the rest of the domain.
 // Cost: a key lookup per row of free sub-block counts passed, and two word
 // reads per key of the answering row (node requests on mixed node sizes and
-// exclusive jobs: a walk over the domains of a row), plus a few bit scans
-// per free run of the chosen domain; O(log domains) lookups for
-// multi-domain jobs on a cluster of like domains, O(domains) for segments
-// and on mixed clusters. Keeping the summaries: a word compare per change,
-// and when the domain's wholly free nodes changed a step per free sub-block,
-// a few bit scans per free run and one bucket move (domains of up to 64
-// nodes; O(blocks) beyond).
+// exclusive jobs: a walk over the domains of a row), plus a table read for
+// the window in the chosen domain (a few bit scans per free run when the
+// domains are not all cut alike into at most 10 sub-blocks);
+// O(log domains) lookups for multi-domain jobs on a cluster of like domains,
+// O(domains) for segments and on mixed clusters. Keeping the summaries: a
+// word compare per change, and when the domain's wholly free nodes changed a
+// table read per 10 nodes and one for the summary (else a step per free
+// sub-block and a few bit scans per free run), and one bucket move (domains
+// of up to 64 nodes; O(blocks) beyond).
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
@@ -394,8 +439,7 @@ public:
         layouts_.clear();
         for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
         summaries_.assign(topo.domain_count(), {});
-        words_per_domain_ = State::node_set::word_count;
-        free_node_words_.assign(std::size_t{topo.domain_count()} * words_per_domain_, 0);
+        free_node_words_.assign(std::size_t{topo.domain_count()} * State::node_set::word_count, 0);
         free_block_words_.assign(free_node_words_.size(), 0);
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
@@ -527,7 +571,9 @@ private:
     void refile_blocks(const State& state, domain_id d) {
         const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
         if (!keep(free_node_words_, d, nodes)) return;
-        const auto blocks = detail::free_blocks_among(nodes, layouts_[d]);
+        typename State::node_set blocks;
+        if (tables_.kept()) blocks.set_word(0, tables_.free_blocks(nodes.word(0)));
+        else blocks = detail::free_blocks_among(nodes, layouts_[d]);
         if (!keep(free_block_words_, d, blocks)) return;
         summaries_[d] = tables_.kept() ? tables_.summary(blocks.word(0)) : detail::summarize_free_runs(layouts_[d], blocks);
         by_blocks_and_run_.assign(d, key_of(summaries_[d]));
@@ -551,7 +597,7 @@ private:
     template <class Set>
     Set kept(const std::vector<std::uint64_t>& words, domain_id d) const noexcept {
         Set set;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) set.set_word(w, words[d * words_per_domain_ + w]);
+        for (std::size_t w = 0; w < Set::word_count; ++w) set.set_word(w, words[d * Set::word_count + w]);
         return set;
     }
 
@@ -559,9 +605,9 @@ private:
     // there already.
     template <class Set>
     bool keep(std::vector<std::uint64_t>& words, domain_id d, const Set& set) noexcept {
-        std::uint64_t* entry = &words[std::size_t{d} * words_per_domain_];
+        std::uint64_t* entry = &words[std::size_t{d} * Set::word_count];
         bool changed = false;
-        for (std::size_t w = 0; w < words_per_domain_; ++w) {
+        for (std::size_t w = 0; w < Set::word_count; ++w) {
             changed = changed || entry[w] != set.word(w);
             entry[w] = set.word(w);
         }
@@ -698,7 +744,6 @@ private:
     std::uint32_t block_gpus_;
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
-    std::size_t words_per_domain_ = 0;
     std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
     std::vector<detail::block_summary> summaries_;
