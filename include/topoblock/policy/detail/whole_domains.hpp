@@ -7,6 +7,7 @@
 
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/heap_bytes.hpp>
+#include <topoblock/support/noinline.hpp>
 
 #include <bit>
 #include <cstddef>
@@ -119,14 +120,14 @@ public:
         }
     }
 
+    // Most changes leave the domain as wholly free as it was: that test
+    // inlines into the policy's change, and the refiling stays out of line
+    // (inlined, its registers were saved and restored on every change).
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!kept_) return;
         const bool now = wholly_free_and_open(state, d);
-        if (now == wholly_free_.test(d)) return;
-        flip(d, now);
-        for (std::size_t k = 0; k < sizes_.size(); ++k)
-            if (sizes_[k].filed) file(k, d >> k);
+        if (now != wholly_free_.test(d)) refile_windows_of(d, now);
     }
 
     bool kept() const noexcept { return kept_; }
@@ -187,6 +188,12 @@ public:
     }
 
 private:
+    TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
+        flip(d, wholly_free_now);
+        for (std::size_t k = 0; k < sizes_.size(); ++k)
+            if (sizes_[k].filed) file(k, d >> k);
+    }
+
     static constexpr std::uint32_t filed_above = 64;
     struct window_size {
         std::vector<std::uint8_t> one_group;   // per window: inside one group
