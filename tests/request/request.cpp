@@ -8,48 +8,44 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 
 using namespace topoblock;
 
 namespace {
 
-// The definitions, with the divisions.
-bool segmented_by_definition(const request& r) { return r.part_count() > 1; }
-bool malformed_by_definition(const request& r) { return r.count == 0 || r.count % r.part_size() != 0; }
+// What segmented() and malformed() say that their definitions (with the
+// divisions) do not, for a request of `count` units in segments of
+// `segment`; empty when they agree.
+std::string disagreement(request r, std::uint32_t segment) {
+    r.segment = segment;
+    const bool segmented = r.part_count() > 1;
+    const bool malformed = r.count == 0 || r.count % r.part_size() != 0;
+    if (r.segmented() == segmented && r.malformed() == malformed) return {};
+    return "count " + std::to_string(r.count) + ", segment " + std::to_string(segment);
+}
+
+// Up to 2^32 - 1, spread over every bit width.
+std::uint32_t any_width(std::mt19937_64& rng) {
+    const auto shift = static_cast<std::uint32_t>(32 + rng() % 32);
+    return static_cast<std::uint32_t>(rng() >> shift);
+}
 
 }  // namespace
 
 TEST_CASE("request: segmented and malformed agree with part_count over every small shape") {
     for (std::uint32_t count = 0; count <= 64; ++count)
-        for (std::uint32_t segment = 0; segment <= 70; ++segment) {
-            request r = request::nodes(count);
-            r.segment = segment;
-            CAPTURE(count);
-            CAPTURE(segment);
-            CHECK(r.segmented() == segmented_by_definition(r));
-            CHECK(r.malformed() == malformed_by_definition(r));
-        }
+        for (std::uint32_t segment = 0; segment <= 70; ++segment) CHECK(disagreement(request::nodes(count), segment) == "");
 }
 
 TEST_CASE("request: segmented and malformed agree with part_count on random and extreme shapes") {
     constexpr std::uint32_t top = std::numeric_limits<std::uint32_t>::max();
     const std::uint32_t edges[] = {0, 1, 2, 3, top / 2, top / 2 + 1, top - 1, top};
     for (std::uint32_t count : edges)
-        for (std::uint32_t segment : edges) {
-            request r = request::gpus(count);
-            r.segment = segment;
-            CAPTURE(count);
-            CAPTURE(segment);
-            CHECK(r.segmented() == segmented_by_definition(r));
-            CHECK(r.malformed() == malformed_by_definition(r));
-        }
+        for (std::uint32_t segment : edges) CHECK(disagreement(request::gpus(count), segment) == "");
     std::mt19937_64 rng(11);
     for (int i = 0; i < 100000; ++i) {
-        request r = request::gpus(static_cast<std::uint32_t>(rng() >> (32 + rng() % 32)));
-        r.segment = static_cast<std::uint32_t>(rng() >> (32 + rng() % 32));
-        CAPTURE(r.count);
-        CAPTURE(r.segment);
-        REQUIRE(r.segmented() == segmented_by_definition(r));
-        REQUIRE(r.malformed() == malformed_by_definition(r));
+        const std::uint32_t count = any_width(rng);
+        REQUIRE(disagreement(request::gpus(count), any_width(rng)) == "");
     }
 }
