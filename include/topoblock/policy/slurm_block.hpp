@@ -52,7 +52,9 @@ struct slurm_block_shape {
 // qualifying nodes for each threshold (wholly free; at least k unheld GPUs,
 // k = 1..G), base blocks in a bucket index per threshold, and per enabled
 // level the groups' free nodes (a bucket index when there are more than 64
-// groups); on_domain_change refiles one base block in O(G + levels). With
+// groups); on_domain_change refiles one base block in O(G) and marks it, and
+// the marked blocks' groups are filed when a decision next reads a level
+// above 0, once per group and level however many changes came between. With
 // those, a decision costs no more as the cluster grows when it is
 // - one part (no segments, or one segment) and not exclusive, and
 // - the group is exactly max_ll level-LL blocks, so a group qualifies by its
@@ -105,8 +107,10 @@ public:
         attached_ = true;
         qualifying_.clear();
         blocks_by_qualifying_.clear();
-        qualifying_total_.clear();
         groups_.clear();
+        grouped_whole_.clear();
+        unfiled_.clear();
+        unfiled_blocks_.clear();
         if (!use_indexes) return;
         attached_shape_ = shape(topo);
         attached_domains_ = topo.domain_count();
@@ -123,8 +127,10 @@ public:
         kept_thresholds_ = all_gpus_threshold_ != npos32 ? thresholds_ - 1 : thresholds_;
         qualifying_.assign(std::size_t{blocks} * kept_thresholds_, 0);
         blocks_by_qualifying_.assign(kept_thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
-        qualifying_total_.assign(kept_thresholds_, 0);
         groups_.resize(max_level + 1);
+        grouped_whole_.assign(blocks, 0);
+        unfiled_.assign(blocks, 0);
+        unfiled_blocks_.reserve(blocks);
         for (std::uint32_t level = 1; level <= max_level; ++level) {
             if ((attached_shape_.levels >> level & 1U) == 0) continue;
             const std::uint32_t per_group = std::uint32_t{1} << level;
@@ -135,40 +141,25 @@ public:
                 g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * topo.max_domain_nodes());
         }
         for (domain_id b = 0; b < blocks; ++b) on_domain_change(state, b);
+        file_groups();
     }
 
     // Refiles base block d under its new qualifying-node counts: O(GPUs per
-    // node + enabled levels) bucket moves, none for a count that stayed.
+    // node) bucket moves, none for a count that stayed. Its groups are filed
+    // later (file_groups).
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (qualifying_.empty() || d >= attached_shape_.block_count) return;
-        count_block<true>(state, d);
+        count_block(state, d);
     }
     // The allocator's call when one change changed several base blocks (a
-    // multi-block job): every block's counts first, then each group that
-    // holds some of them refiled once per level, where block by block a
-    // 16-block job would move its level-4 group 16 times.
-    // Out of line: the one-block path (every single-block job) stays small
-    // enough to inline into the allocator.
+    // multi-block job). Out of line: the one-block path (every single-block
+    // job) stays small enough to inline into the allocator.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (qualifying_.empty()) return;
-        bool any = false;
         for (domain_id d : changed)
-            if (d < attached_shape_.block_count) any = count_block<false>(state, d) || any;
-        if (!any) return;
-        for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
-            const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
-            group_summary& g = groups_[level];
-            if (!g.indexed) continue;
-            std::uint32_t last = npos32;
-            for (domain_id d : changed) {
-                const std::uint32_t group = d >> level;
-                if (d >= attached_shape_.block_count || group == last) continue;  // consecutive blocks: often one group
-                last = group;
-                file_group(g, group);
-            }
-        }
+            if (d < attached_shape_.block_count) count_block(state, d);
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
@@ -176,7 +167,8 @@ public:
     std::size_t memory_bytes() const noexcept {
         std::size_t total = heap_bytes(block_sizes_) + heap_bytes(counts_) + heap_bytes(taken_) + heap_bytes(ll_sums_) +
                             heap_bytes(sorted_) + heap_bytes(closed_) + heap_bytes(required_) + heap_bytes(qualifying_) +
-                            nested_heap_bytes(blocks_by_qualifying_) + heap_bytes(qualifying_total_) + heap_bytes(groups_);
+                            nested_heap_bytes(blocks_by_qualifying_) + heap_bytes(groups_) + heap_bytes(grouped_whole_) +
+                            heap_bytes(unfiled_) + heap_bytes(unfiled_blocks_);
         for (const group_summary& g : groups_) total += heap_bytes(g.free_nodes) + g.by_free_nodes.memory_bytes();
         return total;
     }
@@ -193,7 +185,9 @@ public:
         if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * kept_thresholds_ ||
             thresholds_ != topo.max_gpus_per_node() + 1)
             return "slurm-block: not attached to this state";
-        std::vector<std::uint64_t> totals(kept_thresholds_, 0);
+        // Groups are filed when read: what check() compares is what a
+        // decision would read.
+        file_groups();
         std::vector<std::vector<std::uint32_t>> group_nodes(groups_.size());
         for (std::size_t level = 0; level < groups_.size(); ++level) group_nodes[level].assign(groups_[level].free_nodes.size(), 0);
         std::vector<std::uint32_t> recount(thresholds_);
@@ -213,12 +207,10 @@ public:
                     return "slurm-block: stale count of " + what + where;
                 if (blocks_by_qualifying_[kept].key_of(b) != bucket_index::nonzero_key(recount[t]))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
-                if (kept == t) totals[t] += recount[t];
             }
             for (std::size_t level = 1; level < groups_.size(); ++level)
                 if (!group_nodes[level].empty()) group_nodes[level][b >> level] += recount[0];
         }
-        if (totals != qualifying_total_) return "slurm-block: qualifying totals are wrong";
         for (std::size_t level = 1; level < groups_.size(); ++level) {
             const group_summary& g = groups_[level];
             const std::string where = " at level " + std::to_string(level);
@@ -517,7 +509,7 @@ private:
             // counts per block, which the summaries do not.
             if (j.whole ? j.min_gpus > self.whole_min_gpus_ : asked == 0 || asked >= self.thresholds_) return false;
             const std::uint32_t t = self.kept_threshold(asked);
-            if (self.qualifying_total_[t] == 0) {
+            if (self.blocks_by_qualifying_[t].empty()) {
                 result = outside();
                 return true;
             }
@@ -740,8 +732,14 @@ private:
     std::uint32_t whole_min_gpus_ = npos32;  // the fewest GPUs per node of a non-empty base block
     std::vector<std::uint32_t> qualifying_;  // nodes meeting threshold t: [block * kept_thresholds_ + kept_threshold(t)]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count
-    std::vector<std::uint64_t> qualifying_total_;     // [t]: over every base block
-    std::vector<group_summary> groups_;               // [level], levels 1 and up
+    // Groups are filed when a decision reads them, not on every change: most
+    // jobs fit one base block and never read them, and a job placed and
+    // released before the next read moves no group at all. Each change costs
+    // its block one mark; file_groups() later moves each group once.
+    mutable std::vector<group_summary> groups_;          // [level], levels 1 and up
+    mutable std::vector<std::uint32_t> grouped_whole_;   // [block]: the wholly free nodes its groups count
+    mutable std::vector<std::uint8_t> unfiled_;          // [block]: listed in unfiled_blocks_
+    mutable std::vector<domain_id> unfiled_blocks_;      // blocks whose wholly free nodes changed since
 
     // The summaries exist and were built for a topology of this size (a
     // cheap guard: place() must be asked about the state attach() saw).
@@ -752,24 +750,17 @@ private:
         return use_indexes && !qualifying_.empty() && topo.domain_count() == attached_domains_;
     }
 
-    // Base block d's qualifying counts and its groups' free nodes, filed
-    // under the block's new counts, and with FileGroups its groups too
-    // (otherwise the caller files them: file_group). True when its wholly
-    // free nodes changed, which is all its groups see.
-    template <bool FileGroups, class State>
-    bool count_block(const State& state, domain_id d) {
+    // Base block d's qualifying counts, filed under its new counts; a change
+    // of its wholly free nodes marks it for file_groups().
+    template <class State>
+    void count_block(const State& state, domain_id d) {
         const bool open = state.domain_open(d);
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
-        const std::uint32_t whole_before = qualifying_[std::size_t{d} * kept_thresholds_];
-        if (whole != whole_before) {
+        if (whole != qualifying_[std::size_t{d} * kept_thresholds_]) {
             file_block(0, d, whole);
-            for (std::uint32_t levels = attached_shape_.levels & ~1U; levels != 0; levels &= levels - 1) {
-                const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
-                group_summary& g = groups_[level];
-                const std::uint32_t group = d >> level;
-                g.free_nodes[group] = g.free_nodes[group] - whole_before + whole;
-                if constexpr (FileGroups)
-                    if (g.indexed) file_group(g, group);
+            if (unfiled_[d] == 0) {
+                unfiled_[d] = 1;
+                unfiled_blocks_.push_back(d);
             }
         }
         // Nodes with at least k unheld GPUs, for k from the most down. A
@@ -783,16 +774,36 @@ private:
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file_block(k, d, at_least);
         }
-        return whole != whole_before;
     }
-    static void file_group(group_summary& g, std::uint32_t group) noexcept {
-        g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
+    // Brings every group's free nodes up to the marked blocks, then files
+    // each changed group once per level: O(marked blocks x enabled levels),
+    // each change paid for once.
+    void file_groups() const noexcept {
+        if (unfiled_blocks_.empty()) return;
+        const std::uint32_t group_levels = attached_shape_.levels & ~1U;
+        for (domain_id d : unfiled_blocks_) {
+            unfiled_[d] = 0;
+            const std::uint32_t whole = qualifying_[std::size_t{d} * kept_thresholds_];
+            const std::uint32_t before = grouped_whole_[d];
+            grouped_whole_[d] = whole;
+            for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
+                const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
+                std::uint32_t& free = groups_[level].free_nodes[d >> level];
+                free = free - before + whole;
+            }
+        }
+        for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
+            const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
+            group_summary& g = groups_[level];
+            if (!g.indexed) continue;
+            for (domain_id d : unfiled_blocks_) g.by_free_nodes.assign_nonzero(d >> level, g.free_nodes[d >> level]);
+        }
+        unfiled_blocks_.clear();
     }
 
     void file_block(std::uint32_t t, domain_id b, std::uint32_t count) noexcept {
         std::uint32_t& kept = qualifying_[std::size_t{b} * kept_thresholds_ + t];
         if (kept == count) return;
-        qualifying_total_[t] = qualifying_total_[t] - kept + count;
         kept = count;
         blocks_by_qualifying_[t].assign_nonzero(b, count);
     }
@@ -806,6 +817,7 @@ private:
     // t (level 0: a base block), or npos32 when none holds it.
     std::uint32_t tightest_group(std::uint32_t level, std::uint32_t t, std::uint32_t rem) const noexcept {
         if (level == 0) return tightest(blocks_by_qualifying_[t], rem);
+        file_groups();
         const group_summary& g = groups_[level];
         if (g.indexed) return tightest(g.by_free_nodes, rem);
         std::uint32_t best = npos32;

@@ -32,6 +32,12 @@ public:
     std::size_t items() const noexcept { return items_; }
     std::uint32_t max_key() const noexcept { return max_key_; }
     std::uint32_t key_of(std::uint32_t item) const noexcept { return key_of_[item]; }
+    // No item is filed (with assign_nonzero: every item's key is 0).
+    bool empty() const noexcept {
+        for (std::uint64_t keys : nonempty_)
+            if (keys != 0) return false;
+        return true;
+    }
     bool contains(std::uint32_t item) const noexcept { return key_of_[item] != npos32; }
     // Items filed under `key`. O(items / 64): for tests and reports.
     std::uint32_t count(std::uint32_t key) const noexcept {
