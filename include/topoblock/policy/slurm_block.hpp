@@ -65,7 +65,7 @@ struct slurm_block_shape {
 //   on a cluster of one node size).
 // Then the group is a bucket lookup (or a scan of at most 64 groups), a
 // refusal is that lookup failing, and only the chosen group's base blocks
-// are examined: O(base blocks per group ^ 2 + nodes taken). Everything else
+// are examined: O(base blocks per group x log + nodes taken). Everything else
 // scans every base block, O(base blocks + nodes examined): exclusive jobs,
 // several segments, groups larger than max_ll level-LL blocks (sparse
 // BlockSizes such as 8,32 for most sizes, and jobs larger than the largest
@@ -526,21 +526,38 @@ private:
                 return true;
             }
             const std::uint32_t blocks = shape.block_count;
-            if (counts.size() < blocks) {
-                counts.resize(blocks);
-                taken.resize(blocks);
-                closed.resize(blocks);
-                required.resize(blocks);
-            }
+            if (counts.size() < blocks) counts.resize(blocks);
             const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, blocks);
-            for (domain_id b = begin; b < end; ++b) {
-                counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
-                taken[b] = 0;
-                closed[b] = 0;
-                required[b] = 0;
-            }
-            result = take_from_group(begin, end, j.part, plan) ? errc::ok : shortfall();
+            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
+            result = take_by_count(begin, end, j.part) ? errc::ok : shortfall();
             return true;
+        }
+
+        // take_from_group for a fresh group of exactly max_ll level-LL blocks,
+        // where _choose_best_bblock comes down to its last rule: the block
+        // that holds the rest with the fewest nodes, else the one with the
+        // most, the later on ties. So the blocks are taken most nodes first
+        // (the later first among equals) until one holds the rest, and then
+        // the one with the fewest that does: one ordering instead of a pass
+        // over the group per block taken. The naive mode takes the group
+        // through take_from_group, so the differential tests compare the two.
+        bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem) {
+            sorted.clear();
+            for (domain_id b = end; b-- > begin;) sorted.push_back(b);  // often in order already: idle racks
+            std::sort(sorted.begin(), sorted.end(),
+                      [&](std::uint32_t x, std::uint32_t y) { return counts[x] != counts[y] ? counts[x] > counts[y] : x > y; });
+            for (std::size_t i = 0; i < sorted.size(); ++i) {
+                if (counts[sorted[i]] >= rem) {
+                    std::size_t fewest = i;
+                    while (fewest + 1 < sorted.size() && counts[sorted[fewest + 1]] >= rem) ++fewest;
+                    while (fewest > i && counts[sorted[fewest - 1]] == counts[sorted[fewest]]) --fewest;
+                    return take_nodes(sorted[fewest], 0, rem) == rem;
+                }
+                const std::uint32_t got = take_nodes(sorted[i], 0, rem);
+                if (got == 0) return false;
+                rem -= got;
+            }
+            return false;
         }
 
         // Nodes outside every block, lowest index first.
