@@ -54,7 +54,9 @@ struct slurm_block_shape {
 // level the groups' free nodes (a bucket index when there are more than 64
 // groups); on_domain_change refiles one base block in O(G) and marks it, and
 // the marked blocks' groups are filed when a decision next reads a level
-// above 0, once per group and level however many changes came between. With
+// above 0 or when 64 blocks are marked, once per group and level however
+// many changes came between: O(levels) per change, amortized, and at most
+// 64 blocks' worth in any one call. With
 // those, a decision costs no more as the cluster grows when it is
 // - one part (no segments, or one segment) and not exclusive, and
 // - the group is exactly max_ll level-LL blocks, so a group qualifies by its
@@ -274,6 +276,9 @@ private:
     // by up to a whole cluster's nodes would cost megabytes for a handful of
     // groups.
     static constexpr std::size_t scanned_groups = 64;
+    // Marked blocks whose groups wait for the next read; more are filed at
+    // once, so that no one decision pays for a long run of changes.
+    static constexpr std::size_t unfiled_limit = 64;
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
 
@@ -778,6 +783,9 @@ private:
             if (unfiled_[d] == 0) {
                 unfiled_[d] = 1;
                 unfiled_blocks_.push_back(d);
+                // However long since the last multi-block job, the next one
+                // files the groups of at most this many blocks.
+                if (unfiled_blocks_.size() == unfiled_limit) file_groups();
             }
         }
         // Nodes with at least k unheld GPUs, for k from the most down. A
