@@ -231,8 +231,9 @@ TEST_CASE("slurm-block: indexed and naive decide identically") {
 // Slurm-like requests, summaries recounted every 500. 300 racks make five
 // words per bucket and more than 64 groups at levels 1 and 2; 80 racks with
 // more releases than allocations free whole groups for multi-block jobs;
-// 1,100 racks, more than 64 groups at levels 3 and 4 as well (the groups a
-// multi-block job refiles once per level, on_domains_change).
+// 1,100 racks, more than 64 groups at levels 3 and 4 as well (groups are
+// filed when a multi-block decision reads them, or when 64 blocks are
+// marked; the recounts compare them after filing).
 TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths") {
     const slurm_block p;
     lockstep(*parse_topology_spec("nvl72:300"), p, naive_of(p), 55, 20'000, 60, slurm_request, 500);
