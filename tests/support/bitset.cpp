@@ -128,6 +128,7 @@ TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit cop
             while (clear < size && model.count(clear) != 0) ++clear;
             REQUIRE(b.find_next_clear(from) == clear);
             REQUIRE(b.any() == !model.empty());
+            REQUIRE(b.find_first() == (model.empty() ? size : *model.begin()));
         }
         CHECK(b.count() == model.size());
     }

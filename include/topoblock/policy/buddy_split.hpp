@@ -12,6 +12,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -144,24 +145,44 @@ bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
 // past it; and as the roots of a domain's forest run largest first, every
 // aligned chunk inside the domain lies inside one root, and a root's parent
 // chunk always reaches past the end: a root is listed whenever it is free.
-inline std::uint64_t aligned_chunks(std::uint64_t chunks, std::uint32_t j) noexcept {
-    static constexpr std::uint64_t starts[] = {0x5555555555555555ULL, 0x1111111111111111ULL, 0x0101010101010101ULL,
-                                               0x0001000100010001ULL, 0x0000000100000001ULL, 0x0000000000000001ULL};
+inline constexpr std::uint64_t aligned_chunk_starts[] = {0x5555555555555555ULL, 0x1111111111111111ULL,
+                                                         0x0101010101010101ULL, 0x0001000100010001ULL,
+                                                         0x0000000100000001ULL, 0x0000000000000001ULL};
+constexpr std::uint64_t aligned_chunks(std::uint64_t chunks, std::uint32_t j) noexcept {
     if (j >= 6) return 0;
-    return chunks & (chunks >> (std::uint32_t{1} << j)) & starts[j];
+    return chunks & (chunks >> (std::uint32_t{1} << j)) & aligned_chunk_starts[j];
 }
 
 // Calls f(j, listed) for each j with some free chunk of 2^j bits whose
 // parent is not free (`listed`: their first bits), j ascending; `bits` are
 // the free units (nodes, or GPUs of one node).
 template <class F>
-void for_each_listed_chunk_size(std::uint64_t bits, F&& f) {
+constexpr void for_each_listed_chunk_size(std::uint64_t bits, F&& f) {
     for (std::uint32_t j = 0; bits != 0; ++j) {
         const std::uint64_t parents = aligned_chunks(bits, j);
         const std::uint64_t listed = bits & ~(parents | (parents << (std::uint32_t{1} << j)));
         if (listed != 0) f(j, listed);
         bits = parents;
     }
+}
+
+// Bit j: `bits` has a free chunk of 2^j bits whose parent is not free.
+constexpr std::uint64_t listed_chunk_sizes(std::uint64_t bits) noexcept {
+    std::uint64_t sizes = 0;
+    for_each_listed_chunk_size(bits, [&](std::uint32_t j, std::uint64_t) { sizes |= std::uint64_t{1} << j; });
+    return sizes;
+}
+
+// listed_chunk_sizes of a node's free GPUs, read from a table for nodes of
+// up to 8 GPUs (every NVIDIA system): a partly used node's share of its
+// domain's free buddy levels, without a loop whose length depends on them.
+inline std::uint64_t listed_gpu_chunk_sizes(gpu_mask free) noexcept {
+    static constexpr auto table = [] {
+        std::array<std::uint8_t, 256> t{};
+        for (std::size_t m = 0; m < t.size(); ++m) t[m] = static_cast<std::uint8_t>(listed_chunk_sizes(m));
+        return t;
+    }();
+    return free < table.size() ? table[free] : listed_chunk_sizes(free);
 }
 
 // The free chunks of 2^j bits whose parent is not free, by their first bit.
@@ -181,14 +202,18 @@ struct domain_usable_bits {
     std::uint64_t partial = 0;
 };
 
+// `g`: the domain's GPUs per node.
 template <class State>
-domain_usable_bits usable_bits(const State& state, domain_id d) noexcept {
+domain_usable_bits usable_bits(const State& state, domain_id d, std::uint32_t g) noexcept {
     static_assert(State::node_set::word_count == 1);
     domain_usable_bits u;
     if (!state.domain_open(d)) return u;
-    const std::uint32_t g = state.topo().shape(d).gpus_per_node;
-    u.whole = state.free_nodes_in(d).word(0);
-    for (std::uint32_t k = 1; k < g; ++k) u.partial |= state.nodes_with_unheld(d, k).word(0);
+    const auto set = [&](std::uint32_t k) { return state.nodes_with_unheld(d, k).word(0); };
+    u.whole = set(g);
+    // 4-GPU trays (NVL72) without a loop.
+    if (g == 4) u.partial = set(1) | set(2) | set(3);
+    else
+        for (std::uint32_t k = 1; k < g; ++k) u.partial |= set(k);
     return u;
 }
 
@@ -207,14 +232,11 @@ std::uint64_t free_buddy_levels_of(const State& state, domain_id d) {
     if constexpr (State::node_set::word_count != 1) {
         return free_buddy_levels(load_domain(state, placement{}, d));
     } else {
-        const domain_usable_bits u = usable_bits(state, d);
+        const domain_usable_bits u = usable_bits(state, d, info.gpus_per_node);
         const auto node_level = static_cast<std::uint32_t>(std::countr_zero(info.gpus_per_node));
-        std::uint64_t levels = 0;
-        for_each_listed_chunk_size(u.whole, [&](std::uint32_t j, std::uint64_t) { levels |= std::uint64_t{1} << (node_level + j); });
-        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1) {
-            const node_id n = info.first_node + static_cast<node_id>(std::countr_zero(rest));
-            for_each_listed_chunk_size(state.unheld_gpus(n), [&](std::uint32_t j, std::uint64_t) { levels |= std::uint64_t{1} << j; });
-        }
+        std::uint64_t levels = listed_chunk_sizes(u.whole) << node_level;
+        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1)
+            levels |= listed_gpu_chunk_sizes(state.unheld_gpus(info.first_node + static_cast<node_id>(std::countr_zero(rest))));
         return levels;
     }
 }
@@ -233,7 +255,7 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
         const std::uint32_t g = info.gpus_per_node;
         const auto node_level = static_cast<std::uint32_t>(std::countr_zero(g));
         const std::uint32_t size = std::uint32_t{1} << need;
-        const domain_usable_bits u = usable_bits(state, d);
+        const domain_usable_bits u = usable_bits(state, d, g);
         if (level >= node_level) {
             const std::uint64_t listed = listed_chunks(u.whole, level - node_level);
             if (listed == 0) return false;

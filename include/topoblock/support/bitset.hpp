@@ -234,7 +234,16 @@ public:
         const std::size_t next_word = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
         return next_word * 64 + static_cast<std::size_t>(std::countr_zero(words_[next_word]));
     }
-    std::size_t find_first() const noexcept { return find_next(0); }
+    // The summary first: an empty set answers from its summary words alone,
+    // and a set of up to 4,096 bits costs two loads.
+    std::size_t find_first() const noexcept {
+        for (std::size_t s = 0; s < summary_.size(); ++s)
+            if (summary_[s] != 0) {
+                const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summary_[s]));
+                return w * 64 + static_cast<std::size_t>(std::countr_zero(words_[w]));
+            }
+        return size_;
+    }
     // The first clear bit at or after `from`, or size() when every bit from
     // there is set: where a run of set bits ends, a word at a time.
     std::size_t find_next_clear(std::size_t from) const noexcept {
