@@ -1,3 +1,5 @@
+#pragma once
+
 // Placement kernels at cluster scale. Names a script can read:
 //   alloc_release/<policy>/<racks>   place and release a job that fits one domain
 //   alloc_latency/<policy>/<racks>   the same, each pair timed: p50/p99 counters
@@ -6,6 +8,13 @@
 //   multi_domain_split/<policy>/<racks>  the same, placement and release timed apart
 //   node_down_up/<policy>/<racks>    a busy tray fails and comes back (hit jobs into a reused buffer)
 // State: `racks` GB200 NVL72 racks at 90% occupancy, built before timing.
+//
+// Each policy registers its kernels from a file of its own
+// (placement_<policy>.cpp), as a scheduler builds the one policy it uses.
+// The compiler's inlining budgets are per file: with all nine policy
+// variants in one file, the same buddy-split code ran 15% slower and
+// contiguous-block's 9% slower than each in a file of its own
+// (docs/performance.md, "One file per policy").
 
 #include "cluster_fixture.hpp"
 
@@ -17,22 +26,19 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace topoblock::bench {
 
-using namespace topoblock;
-using namespace topoblock::bench;
-
-constexpr double occupancy = 0.90;
+inline constexpr double occupancy = 0.90;
 
 // ns_per_op and ops_per_s counters; an iteration may hold several operations.
-void report_per_op(benchmark::State& st, double ops_per_iteration) {
+inline void report_per_op(benchmark::State& st, double ops_per_iteration) {
     const double ops = static_cast<double>(st.iterations()) * ops_per_iteration;
     st.counters["ns_per_op"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
     st.counters["ops_per_s"] = benchmark::Counter(ops, benchmark::Counter::kIsRate);
 }
 
 // Single-domain sizes drawn ahead of time, so the loop times placement only.
-std::vector<request> single_domain_requests(std::size_t count) {
+inline std::vector<request> single_domain_requests(std::size_t count) {
     std::mt19937_64 rng(7);
     std::vector<request> out;
     for (std::size_t i = 0; i < count; ++i) out.push_back(request::gpus(draw_size(rng)));
@@ -220,17 +226,4 @@ Policy naive(Policy p) {
     return p;
 }
 
-const bool registered = [] {
-    register_policy<first_fit>("first-fit");
-    register_policy<best_fit>("best-fit");
-    register_policy<best_fit>("best-fit-naive", naive(best_fit{}));
-    register_policy<contiguous_block>("contiguous-block", contiguous_block(8));
-    register_policy<contiguous_block>("contiguous-block-naive", naive(contiguous_block(8)));
-    register_policy<buddy_split>("buddy-split");
-    register_policy<buddy_split>("buddy-split-naive", naive(buddy_split{}));
-    register_policy<slurm_block>("slurm-block");
-    register_policy<slurm_block>("slurm-block-naive", naive(slurm_block{}));
-    return true;
-}();
-
-}  // namespace
+}  // namespace topoblock::bench
