@@ -287,7 +287,6 @@ public:
         if (l.full_blocks != 0 && l.nodes_per_block <= chunk_nodes_up_to) {
             chunk_blocks_ = chunk_nodes_up_to / l.nodes_per_block;
             chunk_nodes_ = chunk_blocks_ * l.nodes_per_block;
-            chunks_ = (l.full_blocks + chunk_blocks_ - 1) / chunk_blocks_;
             full_block_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block);
             const std::uint64_t block_nodes = full_gpu_mask(l.nodes_per_block);
             blocks_of_chunk_.resize(std::size_t{1} << chunk_nodes_);
@@ -330,10 +329,13 @@ public:
         if (nodes == all_nodes_) return all_blocks_;
         if (chunk_blocks_ == 0) return free_blocks_among(word_set(nodes), layout_).word(0);
         std::uint64_t blocks = 0;
-        const std::uint64_t full = nodes & full_block_nodes_;
-        for (std::uint32_t i = 0; i < chunks_; ++i)
-            blocks |= std::uint64_t{blocks_of_chunk_[(full >> (i * chunk_nodes_)) & full_gpu_mask(chunk_nodes_)]}
-                      << (i * chunk_blocks_);
+        // A chunk at a time from the lowest, until no full sub-block's node
+        // is left free (on a busy cluster the high chunks seldom are).
+        const std::uint16_t* of_chunk = blocks_of_chunk_.data();
+        const std::uint64_t chunk_mask = full_gpu_mask(chunk_nodes_);
+        std::uint32_t at = 0;
+        for (std::uint64_t rest = nodes & full_block_nodes_; rest != 0; rest >>= chunk_nodes_, at += chunk_blocks_)
+            blocks |= std::uint64_t{of_chunk[rest & chunk_mask]} << at;
         const std::uint64_t tail = full_gpu_mask(layout_.tail_nodes) << layout_.first_node(layout_.full_blocks);
         if (layout_.tail_nodes != 0 && (nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
         return blocks;
@@ -369,7 +371,6 @@ private:
     std::uint64_t all_blocks_ = 0;  // then every sub-block is
     std::uint32_t chunk_blocks_ = 0;  // sub-blocks a chunk of nodes holds; 0: free_blocks() walks
     std::uint32_t chunk_nodes_ = 0;
-    std::uint32_t chunks_ = 0;        // chunks that cover the full sub-blocks
     std::uint64_t full_block_nodes_ = 0;
     std::vector<std::uint16_t> blocks_of_chunk_;  // [free nodes of a chunk]: its free sub-blocks
     std::vector<block_summary> summaries_;       // [free sub-blocks as a word]

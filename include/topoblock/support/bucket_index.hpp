@@ -113,6 +113,23 @@ public:
     std::uint32_t first_in_keys(std::uint32_t first, std::uint32_t last) const noexcept {
         if (last > max_key_) last = max_key_;
         if (first > last || nonempty_.empty()) return npos32;  // empty: a default-constructed index
+        if (first / 64 == last / 64) {
+            // Keys of one word (a row of a policy's keys, always): the
+            // non-empty ones read once, then each pass a step per key.
+            const std::uint64_t keys = nonempty_[first / 64] & detail::word_bits(first % 64, last % 64);
+            const std::uint64_t* blocks = block(first / 64 * 64);
+            const auto or_of = [&](std::size_t at) {
+                std::uint64_t word = 0;
+                for (std::uint64_t k = keys; k != 0; k &= k - 1) word |= blocks[static_cast<std::size_t>(std::countr_zero(k)) * stride_ + at];
+                return word;
+            };
+            for (std::size_t s = 0; s < summaries_per_key_; ++s)
+                if (const std::uint64_t summary = or_of(s); summary != 0) {
+                    const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
+                    return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(or_of(summaries_per_key_ + w))));
+                }
+            return npos32;
+        }
         const auto for_each_key = [&](auto&& f) {
             detail::for_each_word_of_range(first, last - first + 1, [&](std::size_t w, std::uint64_t range) {
                 for (std::uint64_t keys = nonempty_[w] & range; keys != 0; keys &= keys - 1)
