@@ -195,6 +195,15 @@ TEST_CASE("a run of whole nodes across domains is checked node by node and taken
                 const auto id = attempt(18, count, [&](auto& a) { REQUIRE(a.set_health(18 + at, health)); });
                 CHECK(id.has_value() == (at == count));
             }
+    // The same with one GPU held at each place: a stretch is taken only when
+    // every node of it is wholly unheld.
+    for (std::uint32_t count = 1; count <= 18; ++count)
+        for (std::uint32_t at = 0; at <= count && 18 + at < 36; ++at) {
+            CAPTURE(count);
+            CAPTURE(at);
+            const auto id = attempt(18, count, [&](auto& a) { REQUIRE(a.hold(std::vector<piece>{{18 + at, 0b0010}})); });
+            CHECK(id.has_value() == (at == count));
+        }
     // A domain closed by an exclusive job.
     const auto closed = attempt(10, 30, [](auto& a) {
         REQUIRE(a.hold(std::vector<piece>{{50, 1}}, request::gpus(1).with_exclusive_domain()));

@@ -663,18 +663,17 @@ private:
 
     // take() for a stretch of two or more nodes, when every one of them is
     // wholly unheld; returns false, changing nothing, when one is not.
-    bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+    TOPOBLOCK_NOINLINE bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         if (s.whole_domain) return take_whole_domain(s, slot, totals_change);
         const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
-        gpu_mask* masks = node_free_.data() + s.first;
-        // Every node read, without stopping early: no branch per node.
-        const gpu_mask full = full_gpu_mask(info.gpus);
-        gpu_mask missing = 0;
-        for (std::uint32_t i = 0; i < s.count; ++i) missing |= masks[i] ^ full;
-        if (missing != 0) return false;
+        // A stretch's nodes are up, so they are wholly unheld when the
+        // domain's set of up nodes with every GPU unheld has them all: a
+        // word test, not a read per node.
+        node_set& wholly_unheld = nodes_by_unheld_[info.domain * stride_ + info.gpus];
+        if (!wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
-        std::fill_n(masks, s.count, gpu_mask{0});
+        std::fill_n(node_free_.data() + s.first, s.count, gpu_mask{0});
         std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
         c.free_nodes -= s.count;
@@ -684,7 +683,7 @@ private:
         totals_change.held += gpus;
         add_to_totals(totals_change.available, info.domain, minus(gpus), minus(s.count));
         if (was_unheld) settle_idle(info.domain);
-        nodes_by_unheld_[info.domain * stride_ + info.gpus].reset_range(info.index_in_domain, s.count);
+        wholly_unheld.reset_range(info.index_in_domain, s.count);
         nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, s.count);
         touch(info.domain);
         return true;
