@@ -674,7 +674,7 @@ private:
         if (!wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
         std::fill_n(node_free_.data() + s.first, s.count, gpu_mask{0});
-        std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
+        fill_few(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
         c.free_nodes -= s.count;
         const bool was_unheld = c.held_gpus == 0;
@@ -714,15 +714,31 @@ private:
         return true;
     }
 
+    // std::fill_n for a job's few nodes or GPUs, four stores a step: the
+    // compiler makes a fill of the unheld marker a memset call and a fill
+    // of a slot a vector loop with set-up, each costing more than the
+    // stores at these sizes.
+    template <class T>
+    static void fill_few(T* at, std::uint32_t count, T value) noexcept {
+        std::uint32_t i = 0;
+        for (; i + 4 <= count; i += 4) {
+            at[i] = value;
+            at[i + 1] = value;
+            at[i + 2] = value;
+            at[i + 3] = value;
+        }
+        for (; i < count; ++i) at[i] = value;
+    }
+
     // give_back() for a stretch of two or more wholly held nodes.
     void give_back_whole_nodes(const stretch& s, cluster_change& totals_change) {
         if (s.whole_domain) return give_back_whole_domain(s, totals_change);
         const node_place& info = s.place;
         const std::uint32_t gpus = s.count * info.gpus;
-        std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
+        fill_few(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
         // Only the domain's holder gives GPUs of a domain held whole back.
         if (whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
-        else std::fill_n(owner_.data() + info.first_gpu, gpus, npos32);
+        else fill_few(owner_.data() + info.first_gpu, gpus, npos32);
         domain_counters& c = domains_[info.domain];
         c.free_gpus += gpus;
         c.free_nodes += s.count;
