@@ -235,8 +235,10 @@ std::uint64_t free_buddy_levels_of(const State& state, domain_id d) {
         const domain_usable_bits u = usable_bits(state, d, info.gpus_per_node);
         const auto node_level = static_cast<std::uint32_t>(std::countr_zero(info.gpus_per_node));
         std::uint64_t levels = listed_chunk_sizes(u.whole) << node_level;
-        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1)
-            levels |= listed_gpu_chunk_sizes(state.unheld_gpus(info.first_node + static_cast<node_id>(std::countr_zero(rest))));
+        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1) {
+            const node_id n = info.first_node + static_cast<node_id>(std::countr_zero(rest));
+            levels |= listed_gpu_chunk_sizes(state.unheld_gpus(n));
+        }
         return levels;
     }
 }

@@ -120,13 +120,15 @@ public:
             const std::uint64_t* blocks = block(first / 64 * 64);
             const auto or_of = [&](std::size_t at) {
                 std::uint64_t word = 0;
-                for (std::uint64_t k = keys; k != 0; k &= k - 1) word |= blocks[static_cast<std::size_t>(std::countr_zero(k)) * stride_ + at];
+                for (std::uint64_t k = keys; k != 0; k &= k - 1)
+                    word |= blocks[static_cast<std::size_t>(std::countr_zero(k)) * stride_ + at];
                 return word;
             };
             for (std::size_t s = 0; s < summaries_per_key_; ++s)
                 if (const std::uint64_t summary = or_of(s); summary != 0) {
                     const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
-                    return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(or_of(summaries_per_key_ + w))));
+                    const std::uint64_t items = or_of(summaries_per_key_ + w);
+                    return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(items)));
                 }
             return npos32;
         }
