@@ -3,6 +3,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/heap_bytes.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -108,46 +109,19 @@ public:
         return static_cast<std::uint32_t>(next * 64 + static_cast<std::size_t>(std::countr_zero(words[next])));
     }
     // The lowest-index item filed under any key of [first, last], or
-    // npos32: the keys' summary words ORed give the first word that holds
-    // one, and their words there ORed the item, with no search per key.
+    // npos32: the lowest of each word of keys' answers (a policy's row of
+    // keys is one word).
     std::uint32_t first_in_keys(std::uint32_t first, std::uint32_t last) const noexcept {
         if (last > max_key_) last = max_key_;
         if (first > last || nonempty_.empty()) return npos32;  // empty: a default-constructed index
-        if (first / 64 == last / 64) {
-            // Keys of one word (a row of a policy's keys, always): the
-            // non-empty ones read once, then each pass a step per key.
-            const std::uint64_t keys = nonempty_[first / 64] & detail::word_bits(first % 64, last % 64);
-            const std::uint64_t* blocks = block(first / 64 * 64);
-            const auto or_of = [&](std::size_t at) {
-                std::uint64_t word = 0;
-                for (std::uint64_t k = keys; k != 0; k &= k - 1)
-                    word |= blocks[static_cast<std::size_t>(std::countr_zero(k)) * stride_ + at];
-                return word;
-            };
-            for (std::size_t s = 0; s < summaries_per_key_; ++s)
-                if (const std::uint64_t summary = or_of(s); summary != 0) {
-                    const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
-                    const std::uint64_t items = or_of(summaries_per_key_ + w);
-                    return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(items)));
-                }
-            return npos32;
+        std::uint32_t lowest = npos32;
+        const std::size_t first_word = first / 64, last_word = last / 64;
+        for (std::size_t w = first_word; w <= last_word; ++w) {
+            const std::uint64_t range =
+                detail::word_bits(w == first_word ? first % 64 : 0, w == last_word ? last % 64 : 63);
+            lowest = std::min(lowest, first_in_word_of_keys(w, nonempty_[w] & range));
         }
-        const auto for_each_key = [&](auto&& f) {
-            detail::for_each_word_of_range(first, last - first + 1, [&](std::size_t w, std::uint64_t range) {
-                for (std::uint64_t keys = nonempty_[w] & range; keys != 0; keys &= keys - 1)
-                    f(block(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(keys)))));
-            });
-        };
-        for (std::size_t s = 0; s < summaries_per_key_; ++s) {
-            std::uint64_t summary = 0;
-            for_each_key([&](const std::uint64_t* b) { summary |= b[s]; });
-            if (summary == 0) continue;
-            const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
-            std::uint64_t word = 0;
-            for_each_key([&](const std::uint64_t* b) { word |= b[summaries_per_key_ + w]; });
-            return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
-        }
-        return npos32;
+        return lowest;
     }
     // The highest-index item filed under `key` below `before`, or npos32:
     // Slurm-style best fit breaks ties towards the later item.
@@ -173,6 +147,25 @@ public:
     }
 
 private:
+    // first_in_keys over the keys `keys` of word `w` of keys: their summary
+    // words ORed give the first word that holds an item, and their words
+    // there ORed the item, with no search per key.
+    std::uint32_t first_in_word_of_keys(std::size_t w, std::uint64_t keys) const noexcept {
+        const std::uint64_t* blocks = block(static_cast<std::uint32_t>(w * 64));
+        const auto or_of = [&](std::size_t at) {
+            std::uint64_t word = 0;
+            for (std::uint64_t k = keys; k != 0; k &= k - 1)
+                word |= blocks[static_cast<std::size_t>(std::countr_zero(k)) * stride_ + at];
+            return word;
+        };
+        for (std::size_t s = 0; s < summaries_per_key_; ++s)
+            if (const std::uint64_t summary = or_of(s); summary != 0) {
+                const std::size_t item_word = s * 64 + static_cast<std::size_t>(std::countr_zero(summary));
+                const std::uint64_t items = or_of(summaries_per_key_ + item_word);
+                return static_cast<std::uint32_t>(item_word * 64 + static_cast<std::size_t>(std::countr_zero(items)));
+            }
+        return npos32;
+    }
     static std::size_t highest_bit(std::uint64_t word) noexcept {
         return 63 - static_cast<std::size_t>(std::countl_zero(word));
     }
