@@ -202,8 +202,10 @@ void memory(benchmark::State& st, std::uint32_t racks, Policy policy) {
     st.counters["live_allocations"] = static_cast<double>(f.alloc.state().allocation_count());
 }
 
+// Registers the kernels for `policy` under `name`; returns true, for a
+// file's one registering initializer.
 template <class Policy>
-void register_policy(const std::string& name, Policy policy = Policy{}) {
+bool register_policy(const std::string& name, Policy policy = Policy{}) {
     for (std::uint32_t racks : {125U, 500U, 2000U, 8000U}) {
         const std::string suffix = "/" + name + "/" + std::to_string(racks);
         benchmark::RegisterBenchmark(("alloc_release" + suffix).c_str(), alloc_release<Policy>, racks, policy);
@@ -216,6 +218,7 @@ void register_policy(const std::string& name, Policy policy = Policy{}) {
         if (racks == 2000U || racks == 125U)
             benchmark::RegisterBenchmark(("memory" + suffix).c_str(), memory<Policy>, racks, policy)->Iterations(1);
     }
+    return true;
 }
 
 // The same policy with its indexes off: the decisions are identical
@@ -224,6 +227,12 @@ template <class Policy>
 Policy naive(Policy p) {
     p.use_indexes = false;
     return p;
+}
+
+// The policy under `name` and its naive version under `name`-naive.
+template <class Policy>
+bool register_policy_and_naive(const std::string& name, Policy policy) {
+    return register_policy(name, policy) && register_policy(name + "-naive", naive(policy));
 }
 
 }  // namespace topoblock::bench

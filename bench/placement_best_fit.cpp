@@ -1,16 +1,10 @@
-// The placement kernels of bench/placement.hpp for best-fit and its naive reference.
+// The placement kernels of bench/placement.hpp for best-fit and its naive reference, in
+// a file of their own (placement.hpp says why).
 
 #include "placement.hpp"
 
 namespace {
 
-using namespace topoblock;
-using namespace topoblock::bench;
-
-const bool registered = [] {
-    register_policy<best_fit>("best-fit");
-    register_policy<best_fit>("best-fit-naive", naive(best_fit{}));
-    return true;
-}();
+const bool registered = topoblock::bench::register_policy_and_naive("best-fit", topoblock::best_fit{});
 
 }  // namespace

@@ -1,16 +1,10 @@
-// The placement kernels of bench/placement.hpp for buddy-split and its naive reference.
+// The placement kernels of bench/placement.hpp for buddy-split and its naive reference, in
+// a file of their own (placement.hpp says why).
 
 #include "placement.hpp"
 
 namespace {
 
-using namespace topoblock;
-using namespace topoblock::bench;
-
-const bool registered = [] {
-    register_policy<buddy_split>("buddy-split");
-    register_policy<buddy_split>("buddy-split-naive", naive(buddy_split{}));
-    return true;
-}();
+const bool registered = topoblock::bench::register_policy_and_naive("buddy-split", topoblock::buddy_split{});
 
 }  // namespace

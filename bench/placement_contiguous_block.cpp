@@ -1,16 +1,10 @@
-// The placement kernels of bench/placement.hpp for contiguous-block and its naive reference.
+// The placement kernels of bench/placement.hpp for contiguous-block and its naive reference, in
+// a file of their own (placement.hpp says why).
 
 #include "placement.hpp"
 
 namespace {
 
-using namespace topoblock;
-using namespace topoblock::bench;
-
-const bool registered = [] {
-    register_policy<contiguous_block>("contiguous-block", contiguous_block(8));
-    register_policy<contiguous_block>("contiguous-block-naive", naive(contiguous_block(8)));
-    return true;
-}();
+const bool registered = topoblock::bench::register_policy_and_naive("contiguous-block", topoblock::contiguous_block(8));
 
 }  // namespace

@@ -1,15 +1,10 @@
-// The placement kernels of bench/placement.hpp for first-fit.
+// The placement kernels of bench/placement.hpp for first-fit, in
+// a file of their own (placement.hpp says why).
 
 #include "placement.hpp"
 
 namespace {
 
-using namespace topoblock;
-using namespace topoblock::bench;
-
-const bool registered = [] {
-    register_policy<first_fit>("first-fit");
-    return true;
-}();
+const bool registered = topoblock::bench::register_policy("first-fit", topoblock::first_fit{});
 
 }  // namespace

@@ -1,16 +1,10 @@
-// The placement kernels of bench/placement.hpp for slurm-block and its naive reference.
+// The placement kernels of bench/placement.hpp for slurm-block and its naive reference, in
+// a file of their own (placement.hpp says why).
 
 #include "placement.hpp"
 
 namespace {
 
-using namespace topoblock;
-using namespace topoblock::bench;
-
-const bool registered = [] {
-    register_policy<slurm_block>("slurm-block");
-    register_policy<slurm_block>("slurm-block-naive", naive(slurm_block{}));
-    return true;
-}();
+const bool registered = topoblock::bench::register_policy_and_naive("slurm-block", topoblock::slurm_block{});
 
 }  // namespace
