@@ -662,7 +662,9 @@ private:
     }
 
     // take() for a stretch of two or more nodes, when every one of them is
-    // wholly unheld; returns false, changing nothing, when one is not.
+    // wholly unheld; returns false, changing nothing, when one is not. Out
+    // of line: inlined, it pushed for_each_stretch out of line instead, and
+    // every policy's pair cost 30-65 instructions more.
     TOPOBLOCK_NOINLINE bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         if (s.whole_domain) return take_whole_domain(s, slot, totals_change);
         const node_place& info = s.place;
@@ -673,6 +675,8 @@ private:
         node_set& wholly_unheld = nodes_by_unheld_[info.domain * stride_ + info.gpus];
         if (!wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
+        // A zero fill stays std::fill_n: fill_few measured 18 instructions
+        // more per contiguous-block pair here.
         std::fill_n(node_free_.data() + s.first, s.count, gpu_mask{0});
         fill_few(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
