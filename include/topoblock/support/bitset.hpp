@@ -263,6 +263,17 @@ public:
         for (auto w : words_) total += count_bits(w);
         return total;
     }
+    // Set bits among [first, first + length), clipped to size(): a range
+    // of at most 64 bits aligned to its length reads one word.
+    std::size_t count(std::size_t first, std::size_t length) const noexcept {
+        if (first >= size_ || length == 0) return 0;
+        if (length > size_ - first) length = size_ - first;
+        const std::size_t shift = first % 64;
+        if (shift + length <= 64) return count_bits((words_[first / 64] >> shift) & detail::word_bits(0, length - 1));
+        std::size_t total = 0;
+        detail::for_each_word_of_range(first, length, [&](std::size_t w, std::uint64_t m) { total += count_bits(words_[w] & m); });
+        return total;
+    }
 
     std::size_t memory_bytes() const noexcept { return heap_bytes(words_) + heap_bytes(summary_); }
 

@@ -9,6 +9,8 @@
 #include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/support/noinline.hpp>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -38,18 +40,21 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 }
 
 // The aligned windows of pick_whole_domains, kept by a policy on a cluster
-// of like domains (every domain the same nodes of the same GPUs): per window
-// size 2^k, each window's count of wholly free domains, and the windows
-// filed by that count (those with none filed nowhere: every job asks for
-// two or more), those inside one group of the nearest level apart from the
-// others. A domain's change moves one window per size, and only
-// when it becomes or stops being wholly free; a multi-domain job then costs
-// a bucket lookup per window size instead of a pass over every domain.
-// Sizes with few windows (at most `filed_above`) keep only the counts and
-// are scanned when asked: a count changes in one instruction, a bucket move
-// costs dozens, and the large sizes are asked for least. The counts of all
-// sizes lie in one array, size after size (a tree of window counts), so a
-// flip adds to one entry per size through a table of offsets.
+// of like domains (every domain the same nodes of the same GPUs): which
+// domains are wholly free, and for each window size 2^k with many windows
+// (more than `filed_above`), the windows filed by their count of wholly
+// free domains (those with none filed nowhere: every job asks for two or
+// more), those inside one group of the nearest level apart from the others.
+// A multi-domain job then costs a bucket lookup per window size instead of
+// a pass over every domain. A filed window's count is read off the bitset
+// of wholly free domains (a window of up to 64 domains is one word), so a
+// flip writes nothing per size but the windows it refiles.
+// Sizes with few windows are scanned when asked. Their counts come from one
+// array, for the smallest of them (at most `filed_above` entries, one add
+// per flip), folded pairwise into the next size's: a pick's cost does not
+// grow with the cluster, and upkeep is one add, where a count per window of
+// every size (the first design) cost an add per size per flip, most of a
+// multi-domain job's upkeep.
 class whole_domain_windows {
 public:
     // Windows are kept only on a cluster of like domains (empty otherwise).
@@ -59,8 +64,8 @@ public:
         const std::uint32_t domains = topo.domain_count();
         const std::uint32_t nodes = topo.max_domain_nodes();
         sizes_.clear();
-        window_free_.clear();
-        free_offset_.clear();
+        scanned_free_.clear();
+        total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
         kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
                 topo.node_count() == std::uint64_t{domains} * nodes;
@@ -70,9 +75,6 @@ public:
             window_size& size = sizes_.emplace_back();
             const auto windows = static_cast<std::uint32_t>((domains + p - 1) / p);
             const auto most = static_cast<std::uint32_t>(p < domains ? p : domains);
-            // Windows of one domain count their own bit (wholly_free_).
-            free_offset_.push_back(static_cast<std::uint32_t>(window_free_.size()));
-            if (p > 1) window_free_.resize(window_free_.size() + windows, 0);
             size.one_group.assign(windows, 1);
             // Windows of one domain are never asked for: a job one domain
             // holds does not come here (pick_whole_domains).
@@ -88,12 +90,17 @@ public:
             }
             if (p >= domains) break;
         }
+        // Sizes 1.. are filed up to the first that is not (windows only
+        // shrink as the size grows); that one and all larger are scanned.
+        first_scanned_ = 1;
+        while (first_scanned_ < sizes_.size() && sizes_[first_scanned_].filed) ++first_scanned_;
+        if (first_scanned_ < sizes_.size()) scanned_free_.assign(sizes_[first_scanned_].one_group.size(), 0);
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
     // The domains one change of the state changed, each once (the policies
     // call it for a change of several; one domain goes to on_domain_change,
-    // policy_traits::domains_changed). Counts them all first, then files
+    // policy_traits::domains_changed). Flips them all first, then files
     // each window they fall in once: a multi-domain job takes or gives back
     // several domains of one window, which domain by domain would move the
     // window once per domain.
@@ -108,8 +115,7 @@ public:
             any = true;
         }
         if (!any) return;
-        for (std::size_t k = 0; k < sizes_.size(); ++k) {
-            if (!sizes_[k].filed) continue;
+        for (std::size_t k = 1; k < first_scanned_; ++k) {
             std::uint32_t last = npos32;
             for (domain_id d : changed) {
                 const auto w = static_cast<std::uint32_t>(d >> k);
@@ -132,7 +138,7 @@ public:
 
     bool kept() const noexcept { return kept_; }
     std::size_t memory_bytes() const noexcept {
-        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(window_free_) + heap_bytes(free_offset_);
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(scanned_free_);
         for (const window_size& size : sizes_)
             total += heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() + size.mixed_by_free.memory_bytes();
         return total;
@@ -147,17 +153,28 @@ public:
     // domains: appended to `chosen`; false when no window holds them. Only
     // when kept().
     bool pick(std::uint32_t domains, std::vector<domain_id>& chosen) const {
-        // The last size's one window is the whole cluster: fewer wholly free
-        // domains than asked is a refusal without a look at any size.
-        if (sizes_.empty() || window_free(sizes_.size() - 1, 0) < domains) return false;
+        // Fewer wholly free domains in the cluster than asked is a refusal
+        // without a look at any size.
+        if (total_free_ < domains) return false;
+        if (domains <= 1) return take_window(0, first_wholly_free(), domains, chosen);
         // Windows of fewer than `domains` domains cannot hold them.
-        for (std::size_t k = domains < 2 ? 0 : std::bit_width(domains - 1); k < sizes_.size(); ++k) {
-            const std::uint32_t w = best_window(k, domains);
-            if (w == npos32) continue;
-            std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
-            for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1))
-                chosen.push_back(static_cast<domain_id>(d));
-            return true;
+        std::size_t k = std::bit_width(domains - 1);
+        for (; k < first_scanned_; ++k) {
+            const std::uint32_t w = filed_window(k, domains);
+            if (w != npos32) return take_window(k, w, domains, chosen);
+        }
+        // The scanned sizes: the smallest one's counts, folded pairwise
+        // into each next size's (a window of 2^(k+1) is two of 2^k).
+        std::array<std::uint32_t, filed_above> free{};
+        std::size_t windows = scanned_free_.size();
+        std::copy(scanned_free_.begin(), scanned_free_.end(), free.begin());
+        for (std::size_t s = first_scanned_; s < sizes_.size(); ++s) {
+            if (s >= k) {
+                const std::uint32_t w = scanned_window(s, {free.data(), windows}, domains);
+                if (w != npos32) return take_window(s, w, domains, chosen);
+            }
+            for (std::size_t w = 0; w < windows; ++w) free[w] = free[2 * w] + (2 * w + 1 < windows ? free[2 * w + 1] : 0);
+            windows = (windows + 1) / 2;
         }
         return false;
     }
@@ -168,15 +185,19 @@ public:
     std::string check(const State& state) const {
         if (!kept_) return {};
         const std::uint32_t domains = state.topo().domain_count();
-        for (domain_id d = 0; d < domains; ++d)
+        std::uint32_t total = 0;
+        for (domain_id d = 0; d < domains; ++d) {
             if (wholly_free_.test(d) != wholly_free_and_open(state, d)) return "whole-domain windows: stale wholly free domain";
+            total += wholly_free_.test(d) ? 1U : 0U;
+        }
+        if (total != total_free_) return "whole-domain windows: stale total";
         for (std::size_t k = 0; k < sizes_.size(); ++k) {
             const window_size& size = sizes_[k];
             for (std::uint32_t w = 0; w < size.one_group.size(); ++w) {
                 std::uint32_t free = 0;
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
                     free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
-                if (free != window_free(k, w)) return "whole-domain windows: stale count";
+                if (k == first_scanned_ && free != scanned_free_[w]) return "whole-domain windows: stale count";
                 if (!size.filed) continue;
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
@@ -190,8 +211,7 @@ public:
 private:
     TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
         flip(d, wholly_free_now);
-        for (std::size_t k = 0; k < sizes_.size(); ++k)
-            if (sizes_[k].filed) file(k, d >> k);
+        for (std::size_t k = 1; k < first_scanned_; ++k) file(k, d >> k);
     }
 
     static constexpr std::uint32_t filed_above = 64;
@@ -202,49 +222,54 @@ private:
         bucket_index mixed_by_free;
     };
 
-    // Domain d became (now) or stopped being wholly free: its bit and its
-    // windows' counts.
+    // Domain d became (now) or stopped being wholly free.
     void flip(domain_id d, bool now) noexcept {
         wholly_free_.assign(d, now);
         const std::uint32_t change = now ? 1U : ~0U;  // +1 or -1, modulo 2^32
-        std::uint32_t* counts = window_free_.data();
-        const std::uint32_t* offsets = free_offset_.data();
-        for (std::size_t k = 1; k < free_offset_.size(); ++k) counts[offsets[k] + (d >> k)] += change;
+        total_free_ += change;
+        if (first_scanned_ < sizes_.size()) scanned_free_[d >> first_scanned_] += change;
     }
-    // Wholly free domains in window w of 2^k domains.
-    std::uint32_t window_free(std::size_t k, std::uint32_t w) const noexcept {
-        return k == 0 ? (wholly_free_.test(w) ? 1U : 0U) : window_free_[free_offset_[k] + w];
-    }
+    // Files window w of 2^k domains (a filed size) by its wholly free domains.
     void file(std::size_t k, std::uint32_t w) noexcept {
         window_size& size = sizes_[k];
-        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, window_free(k, w));
+        const auto free = static_cast<std::uint32_t>(wholly_free_.count(std::size_t{w} << k, std::size_t{1} << k));
+        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, free);
     }
 
-    // The window of this size that holds `domains`: inside one group first,
-    // then the fewest wholly free, then the lowest; npos32 when none does.
-    std::uint32_t best_window(std::size_t k, std::uint32_t domains) const noexcept {
+    // The window of a filed size that holds `domains`: inside one group
+    // first, then the fewest wholly free, then the lowest; npos32 when none
+    // does. scanned_window is the same rule over a size's counts.
+    std::uint32_t filed_window(std::size_t k, std::uint32_t domains) const noexcept {
         const window_size& size = sizes_[k];
-        if (size.filed) {
-            const std::uint32_t w = size.one_group_by_free.find_at_least(domains);
-            return w != npos32 ? w : size.mixed_by_free.find_at_least(domains);
-        }
-        const std::uint32_t* free = window_free_.data() + free_offset_[k];
+        const std::uint32_t w = size.one_group_by_free.find_at_least(domains);
+        return w != npos32 ? w : size.mixed_by_free.find_at_least(domains);
+    }
+    std::uint32_t scanned_window(std::size_t k, std::span<const std::uint32_t> free, std::uint32_t domains) const noexcept {
+        const std::vector<std::uint8_t>& one_group = sizes_[k].one_group;
         std::uint32_t best = npos32;
-        for (std::uint32_t w = 0; w < size.one_group.size(); ++w) {
+        for (std::uint32_t w = 0; w < free.size(); ++w) {
             if (free[w] < domains) continue;
-            if (best == npos32 || size.one_group[w] > size.one_group[best] ||
-                (size.one_group[w] == size.one_group[best] && free[w] < free[best]))
+            if (best == npos32 || one_group[w] > one_group[best] || (one_group[w] == one_group[best] && free[w] < free[best]))
                 best = w;
         }
         return best;
     }
+    // The first `domains` wholly free domains of window w of 2^k.
+    bool take_window(std::size_t k, std::uint32_t w, std::uint32_t domains, std::vector<domain_id>& chosen) const {
+        std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
+        for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1)) chosen.push_back(static_cast<domain_id>(d));
+        return true;
+    }
+
     bool kept_ = false;
     indexed_bitset wholly_free_;
+    std::uint32_t total_free_ = 0;   // wholly free domains in the cluster
     std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
-    // Each window's wholly free domains, sizes 1 and up one after another:
-    // window w of 2^k domains at free_offset_[k] + w.
-    std::vector<std::uint32_t> window_free_;
-    std::vector<std::uint32_t> free_offset_;
+    // Sizes 1 .. first_scanned_ - 1 are filed; the rest are scanned, and
+    // scanned_free_ holds the wholly free domains of each window of the
+    // first of them.
+    std::size_t first_scanned_ = 1;
+    std::vector<std::uint32_t> scanned_free_;
 };
 
 // Chooses wholly free domains that together hold `size` units. Rule: the
