@@ -65,6 +65,7 @@ public:
         const std::uint32_t nodes = topo.max_domain_nodes();
         sizes_.clear();
         scanned_free_.clear();
+        flipped_.clear();
         total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
         kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
@@ -95,34 +96,42 @@ public:
         first_scanned_ = 1;
         while (first_scanned_ < sizes_.size() && sizes_[first_scanned_].filed) ++first_scanned_;
         if (first_scanned_ < sizes_.size()) scanned_free_.assign(sizes_[first_scanned_].one_group.size(), 0);
+        flipped_.assign(domains, 0);
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
     // The domains one change of the state changed, each once (the policies
     // call it for a change of several; one domain goes to on_domain_change,
     // policy_traits::domains_changed). Flips them all first, then files
-    // each window they fall in once: a multi-domain job takes or gives back
-    // several domains of one window, which domain by domain would move the
-    // window once per domain.
+    // each window of a flipped domain once per size: a multi-domain job
+    // takes or gives back several domains of one window, which domain by
+    // domain would move the window once per domain. A size's windows come
+    // from the last size's, halved, so the list shrinks as the sizes grow
+    // (a 16-domain job: 8 windows of two, 4 of four, ... not 16 domains
+    // read at every size), and a window of no flipped domain (the partly
+    // taken last domain of a job) is not refiled for nothing.
     template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!kept_) return;
-        bool any = false;
+        std::uint32_t* windows = flipped_.data();
+        std::size_t count = 0;
         for (domain_id d : changed) {
             const bool now = wholly_free_and_open(state, d);
             if (now == wholly_free_.test(d)) continue;
             flip(d, now);
-            any = true;
+            windows[count++] = d;
         }
-        if (!any) return;
-        for (std::size_t k = 1; k < first_scanned_; ++k) {
+        for (std::size_t k = 1; k < first_scanned_ && count != 0; ++k) {
+            std::size_t kept = 0;
             std::uint32_t last = npos32;
-            for (domain_id d : changed) {
-                const auto w = static_cast<std::uint32_t>(d >> k);
+            for (std::size_t i = 0; i < count; ++i) {
+                const std::uint32_t w = windows[i] >> 1;
                 if (w == last) continue;  // one domain after another: often the same window
                 last = w;
+                windows[kept++] = w;
                 file(k, w);
             }
+            count = kept;
         }
     }
 
@@ -138,7 +147,7 @@ public:
 
     bool kept() const noexcept { return kept_; }
     std::size_t memory_bytes() const noexcept {
-        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(scanned_free_);
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(scanned_free_) + heap_bytes(flipped_);
         for (const window_size& size : sizes_)
             total += heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() + size.mixed_by_free.memory_bytes();
         return total;
@@ -270,6 +279,9 @@ private:
     // first of them.
     std::size_t first_scanned_ = 1;
     std::vector<std::uint32_t> scanned_free_;
+    // on_domains_change's list of flipped domains, then of their windows:
+    // room for every domain, so a change never allocates.
+    std::vector<std::uint32_t> flipped_;
 };
 
 // Chooses wholly free domains that together hold `size` units. Rule: the
