@@ -11,6 +11,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -112,7 +113,7 @@ public:
         groups_.clear();
         grouped_whole_.clear();
         unfiled_.clear();
-        unfiled_blocks_.clear();
+        unfiled_count_ = 0;
         if (!use_indexes) return;
         attached_shape_ = shape(topo);
         attached_domains_ = topo.domain_count();
@@ -132,7 +133,6 @@ public:
         groups_.resize(max_level + 1);
         grouped_whole_.assign(blocks, 0);
         unfiled_.assign(blocks, 0);
-        unfiled_blocks_.reserve(blocks);
         for (std::uint32_t level = 1; level <= max_level; ++level) {
             if ((attached_shape_.levels >> level & 1U) == 0) continue;
             const std::uint32_t per_group = std::uint32_t{1} << level;
@@ -170,7 +170,7 @@ public:
         std::size_t total = heap_bytes(block_sizes_) + heap_bytes(counts_) + heap_bytes(taken_) + heap_bytes(ll_sums_) +
                             heap_bytes(sorted_) + heap_bytes(closed_) + heap_bytes(required_) + heap_bytes(qualifying_) +
                             nested_heap_bytes(blocks_by_qualifying_) + heap_bytes(groups_) + heap_bytes(grouped_whole_) +
-                            heap_bytes(unfiled_) + heap_bytes(unfiled_blocks_);
+                            heap_bytes(unfiled_);
         for (const group_summary& g : groups_) total += heap_bytes(g.free_nodes) + g.by_free_nodes.memory_bytes();
         return total;
     }
@@ -761,7 +761,11 @@ private:
     mutable std::vector<group_summary> groups_;          // [level], levels 1 and up
     mutable std::vector<std::uint32_t> grouped_whole_;   // [block]: the wholly free nodes its groups count
     mutable std::vector<std::uint8_t> unfiled_;          // [block]: listed in unfiled_blocks_
-    mutable std::vector<domain_id> unfiled_blocks_;      // blocks whose wholly free nodes changed since
+    // Blocks whose wholly free nodes changed since the last filing, in a
+    // fixed array: a vector's push_back stayed a call, 13 instructions a
+    // mark (slurm-block's multi-block jobs mark every block they take).
+    mutable std::array<domain_id, unfiled_limit> unfiled_blocks_{};
+    mutable std::size_t unfiled_count_ = 0;
 
     // The summaries exist and were built for a topology of this size (a
     // cheap guard: place() must be asked about the state attach() saw).
@@ -782,10 +786,10 @@ private:
             file_block(0, d, whole);
             if (unfiled_[d] == 0) {
                 unfiled_[d] = 1;
-                unfiled_blocks_.push_back(d);
+                unfiled_blocks_[unfiled_count_++] = d;
                 // However long since the last multi-block job, the next one
                 // files the groups of at most this many blocks.
-                if (unfiled_blocks_.size() == unfiled_limit) file_groups();
+                if (unfiled_count_ == unfiled_limit) file_groups();
             }
         }
         // Nodes with at least k unheld GPUs, for k from the most down. A
@@ -804,9 +808,10 @@ private:
     // each changed group once per level: O(marked blocks x enabled levels),
     // each change paid for once.
     void file_groups() const noexcept {
-        if (unfiled_blocks_.empty()) return;
+        if (unfiled_count_ == 0) return;
+        const std::span<const domain_id> unfiled(unfiled_blocks_.data(), unfiled_count_);
         const std::uint32_t group_levels = attached_shape_.levels & ~1U;
-        for (domain_id d : unfiled_blocks_) {
+        for (domain_id d : unfiled) {
             unfiled_[d] = 0;
             const std::uint32_t whole = qualifying_[std::size_t{d} * kept_thresholds_];
             const std::uint32_t before = grouped_whole_[d];
@@ -821,9 +826,9 @@ private:
             const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
             group_summary& g = groups_[level];
             if (!g.indexed) continue;
-            for (domain_id d : unfiled_blocks_) g.by_free_nodes.assign_nonzero(d >> level, g.free_nodes[d >> level]);
+            for (domain_id d : unfiled) g.by_free_nodes.assign_nonzero(d >> level, g.free_nodes[d >> level]);
         }
-        unfiled_blocks_.clear();
+        unfiled_count_ = 0;
     }
 
     void file_block(std::uint32_t t, domain_id b, std::uint32_t count) noexcept {
