@@ -182,8 +182,9 @@ public:
                 const std::uint32_t w = scanned_window(s, {free.data(), windows}, domains);
                 if (w != npos32) return take_window(s, w, domains, chosen);
             }
-            for (std::size_t w = 0; w < windows; ++w) free[w] = free[2 * w] + (2 * w + 1 < windows ? free[2 * w + 1] : 0);
-            windows = (windows + 1) / 2;
+            const std::size_t halved = (windows + 1) / 2;
+            for (std::size_t w = 0; w < halved; ++w) free[w] = free[2 * w] + (2 * w + 1 < windows ? free[2 * w + 1] : 0);
+            windows = halved;
         }
         return false;
     }
