@@ -64,6 +64,7 @@ public:
         const std::uint32_t domains = topo.domain_count();
         const std::uint32_t nodes = topo.max_domain_nodes();
         sizes_.clear();
+        first_scanned_ = 0;
         scanned_free_.clear();
         flipped_.clear();
         total_free_ = 0;
@@ -72,17 +73,24 @@ public:
                 topo.node_count() == std::uint64_t{domains} * nodes;
         if (!kept_) return;
         const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
+        std::size_t first_scanned = 0;  // none yet: size 0 is neither filed nor scanned
         for (std::uint64_t p = 1;; p *= 2) {
             window_size& size = sizes_.emplace_back();
             const auto windows = static_cast<std::uint32_t>((domains + p - 1) / p);
             const auto most = static_cast<std::uint32_t>(p < domains ? p : domains);
             size.one_group.assign(windows, 1);
-            // Windows of one domain are never asked for: a job one domain
-            // holds does not come here (pick_whole_domains).
-            size.filed = windows > filed_above && p > 1;
-            if (size.filed) {
-                size.one_group_by_free = bucket_index(windows, most);
-                size.mixed_by_free = bucket_index(windows, most);
+            // Sizes 1.. are filed up to the first with few windows (windows
+            // only shrink as the size grows); that one and all larger are
+            // scanned. Windows of one domain are never asked for: a job one
+            // domain holds does not come here (pick_whole_domains).
+            if (p > 1 && first_scanned == 0) {
+                if (windows > filed_above) {
+                    size.one_group_by_free = bucket_index(windows, most);
+                    size.mixed_by_free = bucket_index(windows, most);
+                } else {
+                    first_scanned = sizes_.size() - 1;
+                    scanned_free_.assign(windows, 0);
+                }
             }
             for (std::uint32_t w = 0; w < windows; ++w) {
                 const std::uint64_t start = w * p, end = start + p < domains ? start + p : domains;
@@ -91,11 +99,8 @@ public:
             }
             if (p >= domains) break;
         }
-        // Sizes 1.. are filed up to the first that is not (windows only
-        // shrink as the size grows); that one and all larger are scanned.
-        first_scanned_ = 1;
-        while (first_scanned_ < sizes_.size() && sizes_[first_scanned_].filed) ++first_scanned_;
-        if (first_scanned_ < sizes_.size()) scanned_free_.assign(sizes_[first_scanned_].one_group.size(), 0);
+        // One domain: no size is scanned (nor asked for).
+        first_scanned_ = first_scanned != 0 ? first_scanned : sizes_.size();
         flipped_.assign(domains, 0);
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
@@ -165,12 +170,14 @@ public:
         // Fewer wholly free domains in the cluster than asked is a refusal
         // without a look at any size.
         if (total_free_ < domains) return false;
-        if (domains <= 1) return take_window(0, first_wholly_free(), domains, chosen);
         // Windows of fewer than `domains` domains cannot hold them.
         std::size_t k = std::bit_width(domains - 1);
         for (; k < first_scanned_; ++k) {
             const std::uint32_t w = filed_window(k, domains);
-            if (w != npos32) return take_window(k, w, domains, chosen);
+            if (w != npos32) {
+                take_window(k, w, domains, chosen);
+                return true;
+            }
         }
         // The scanned sizes: the smallest one's counts, folded pairwise
         // into each next size's (a window of 2^(k+1) is two of 2^k).
@@ -180,7 +187,10 @@ public:
         for (std::size_t s = first_scanned_; s < sizes_.size(); ++s) {
             if (s >= k) {
                 const std::uint32_t w = scanned_window(s, {free.data(), windows}, domains);
-                if (w != npos32) return take_window(s, w, domains, chosen);
+                if (w != npos32) {
+                    take_window(s, w, domains, chosen);
+                    return true;
+                }
             }
             const std::size_t halved = (windows + 1) / 2;
             for (std::size_t w = 0; w < halved; ++w) free[w] = free[2 * w] + (2 * w + 1 < windows ? free[2 * w + 1] : 0);
@@ -208,7 +218,7 @@ public:
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
                     free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
                 if (k == first_scanned_ && free != scanned_free_[w]) return "whole-domain windows: stale count";
-                if (!size.filed) continue;
+                if (k == 0 || k >= first_scanned_) continue;  // not filed
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
                 if (filed.key_of(w) != bucket_index::nonzero_key(free) || other.contains(w))
@@ -227,7 +237,7 @@ private:
     static constexpr std::uint32_t filed_above = 64;
     struct window_size {
         std::vector<std::uint8_t> one_group;   // per window: inside one group
-        bool filed = false;                    // more than filed_above windows: the buckets below are kept
+        // Kept for the filed sizes (more than filed_above windows).
         bucket_index one_group_by_free;
         bucket_index mixed_by_free;
     };
@@ -265,10 +275,9 @@ private:
         return best;
     }
     // The first `domains` wholly free domains of window w of 2^k.
-    bool take_window(std::size_t k, std::uint32_t w, std::uint32_t domains, std::vector<domain_id>& chosen) const {
+    void take_window(std::size_t k, std::uint32_t w, std::uint32_t domains, std::vector<domain_id>& chosen) const {
         std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
         for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1)) chosen.push_back(static_cast<domain_id>(d));
-        return true;
     }
 
     bool kept_ = false;
@@ -278,7 +287,7 @@ private:
     // Sizes 1 .. first_scanned_ - 1 are filed; the rest are scanned, and
     // scanned_free_ holds the wholly free domains of each window of the
     // first of them.
-    std::size_t first_scanned_ = 1;
+    std::size_t first_scanned_ = 0;
     std::vector<std::uint32_t> scanned_free_;
     // on_domains_change's list of flipped domains, then of their windows:
     // room for every domain, so a change never allocates.
