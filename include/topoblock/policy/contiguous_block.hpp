@@ -474,6 +474,16 @@ public:
             class_at_least_[g] = c;
         }
         class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
+        // Where tightest_domain starts for a need of g GPUs: the row of the
+        // fewest free sub-blocks that could hold it, the first class that
+        // does. A table, not a divide: the divide sat on every decision's
+        // path to the index.
+        first_key_for_.assign(possible.size(), npos32);
+        for (std::uint32_t g = 0; g < possible.size() && classes != 0; ++g) {
+            const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (g + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+            if (least <= most_free_blocks_ && class_at_least_[g] != classes)
+                first_key_for_[g] = static_cast<std::uint32_t>(least) << class_bits_ | class_at_least_[g];
+        }
         by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
         // Domains all cut alike into few sub-blocks share one set of tables.
         tables_ = {};
@@ -532,7 +542,7 @@ public:
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
                heap_bytes(summaries_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(class_at_least_) + tables_.memory_bytes() + windows_.memory_bytes() +
+               heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + tables_.memory_bytes() + windows_.memory_bytes() +
                heap_bytes(chosen_);
     }
 
@@ -671,26 +681,21 @@ private:
             }
             return best;
         }
-        // No domain with fewer free blocks than this can hold the job.
-        std::uint64_t least = 1;
-        if (uniform_block_gpus_ != 0) least = (need_gpus(state, req, req.count, 0) + uniform_block_gpus_ - 1) / uniform_block_gpus_;
-        const auto classes = static_cast<std::uint32_t>(run_lengths_.size());
-        if (least > most_free_blocks_ || classes == 0) return npos32;
         // The keys run row by row (a row: the domains with so many free
         // sub-blocks), each row by run class. Every allowed domain's need is
         // the same: the first row with a key of a class that holds the job
         // answers, with its lowest domain among those keys. O(rows + classes)
         // lookups, whatever the domains.
         const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
-        const auto first_row_key = static_cast<std::uint32_t>(least) << class_bits_;
         const bucket_index& index = by_blocks_and_run_;
         const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
         if (!req.exclusive_domain && (req.what != unit::nodes || uniform != 0)) {
             const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * uniform : req.count;
-            if (need >= class_at_least_.size()) return npos32;
-            const std::uint32_t first_class = class_at_least_[need];
-            if (first_class == classes) return npos32;
-            for (std::uint32_t key = index.next_key(first_row_key + first_class); key != npos32;) {
+            if (need >= first_key_for_.size()) return npos32;
+            const std::uint32_t first_key = first_key_for_[need];
+            if (first_key == npos32) return npos32;
+            const std::uint32_t first_class = first_key & (row_keys - 1);
+            for (std::uint32_t key = index.next_key(first_key); key != npos32;) {
                 const std::uint32_t row_key = key & ~(row_keys - 1);
                 if (key - row_key < first_class) {  // this row's runs are all too short
                     key = index.next_key(row_key + first_class);
@@ -702,8 +707,12 @@ private:
         }
         // Needs differ by domain (node requests on mixed node sizes), or
         // only idle domains will do: in each row, the lowest domain that
-        // holds the job and is allowed, from each key of the row.
-        for (std::uint32_t key = index.next_key(first_row_key); key != npos32;) {
+        // holds the job and is allowed, from each key of the row. No domain
+        // with fewer free blocks than `least` can hold the job.
+        std::uint64_t least = 1;
+        if (uniform_block_gpus_ != 0) least = (need_gpus(state, req, req.count, 0) + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+        if (least > most_free_blocks_ || run_lengths_.empty()) return npos32;
+        for (std::uint32_t key = index.next_key(static_cast<std::uint32_t>(least) << class_bits_); key != npos32;) {
             const std::uint32_t row_end = (key & ~(row_keys - 1)) + row_keys;
             domain_id best = npos32;
             for (; key != npos32 && key < row_end; key = index.next_key(key + 1)) {
@@ -757,6 +766,7 @@ private:
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
     std::uint32_t class_bits_ = 0;               // a row's keys: 2^class_bits_ >= classes
+    std::vector<std::uint32_t> first_key_for_;   // [GPUs]: tightest_domain's first key for that need, or npos32
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     detail::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
