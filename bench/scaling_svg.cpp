@@ -1,9 +1,10 @@
-// Draws docs/performance-scaling.svg from a Google Benchmark JSON file:
+// Draws docs/performance-scaling.svg from Google Benchmark JSON files:
 // nanoseconds per operation against racks, log-log, one line per benchmark
-// family and policy, each labelled with its log-log slope.
+// family and policy, each labelled with its log-log slope. Given several
+// files (or repetitions), each point is the fastest of them.
 //   topoblock_bench --benchmark_filter='^(alloc_release|slurm_bitmap)/'
-//       --benchmark_out=scaling.json --benchmark_out_format=json   (one line)
-//   scaling_svg scaling.json > docs/performance-scaling.svg
+//       --benchmark_out=scaling-1.json --benchmark_out_format=json   (one line; run it several times)
+//   scaling_svg scaling-*.json > docs/performance-scaling.svg
 
 #include <topoblock/sim/svg.hpp>
 
@@ -53,31 +54,46 @@ double least_squares_slope(const std::vector<std::pair<double, double>>& xy) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fputs("usage: scaling_svg BENCHMARK.json > scaling.svg\n", stderr);
+    if (argc < 2) {
+        std::fputs("usage: scaling_svg BENCHMARK.json... > scaling.svg\n", stderr);
         return 2;
     }
-    std::ifstream in(argv[1]);
-    if (!in) {
-        std::fprintf(stderr, "scaling_svg: cannot read %s\n", argv[1]);
-        return 1;
-    }
-    // series name -> (racks, ns per op) in file order
-    std::map<std::string, std::vector<std::pair<double, double>>> series;
-    std::string line, name;
-    double cpu = 0.0;
-    while (std::getline(in, line)) {
-        if (has_key(line, "name")) name = json_value(line);
-        else if (has_key(line, "cpu_time")) cpu = std::atof(json_value(line).c_str());
-        else if (has_key(line, "time_unit")) {
-            const std::string unit = json_value(line);
-            double ns = cpu * (unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 1.0);
-            const auto slash = name.rfind('/');
-            if (slash == std::string::npos) continue;
-            const double racks = std::atof(name.c_str() + slash + 1);
-            if (racks > 0 && ns > 0) series[name.substr(0, slash)].emplace_back(racks, ns);
+    // series name -> racks -> the fastest ns per op of every file and
+    // repetition: on a machine whose processes run fast or slow at random,
+    // several runs' fastest is the figure (docs/performance.md)
+    std::map<std::string, std::map<double, double>> fastest;
+    for (int f = 1; f < argc; ++f) {
+        std::ifstream in(argv[f]);
+        if (!in) {
+            std::fprintf(stderr, "scaling_svg: cannot read %s\n", argv[f]);
+            return 1;
+        }
+        std::string line, name, run_type;
+        double cpu = 0.0;
+        while (std::getline(in, line)) {
+            if (has_key(line, "name")) {
+                name = json_value(line);
+                run_type.clear();
+            } else if (has_key(line, "run_type")) {
+                run_type = json_value(line);
+            } else if (has_key(line, "cpu_time")) {
+                cpu = std::atof(json_value(line).c_str());
+            } else if (has_key(line, "time_unit")) {
+                if (run_type == "aggregate") continue;  // a mean, median or spread of repetitions
+                const std::string unit = json_value(line);
+                const double ns = cpu * (unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 1.0);
+                const auto slash = name.rfind('/');
+                if (slash == std::string::npos) continue;
+                const double racks = std::atof(name.c_str() + slash + 1);
+                if (racks <= 0 || ns <= 0) continue;
+                auto [at, added] = fastest[name.substr(0, slash)].emplace(racks, ns);
+                if (!added && ns < at->second) at->second = ns;
+            }
         }
     }
+    // series name -> (racks, ns per op), racks ascending
+    std::map<std::string, std::vector<std::pair<double, double>>> series;
+    for (const auto& [name, by_racks] : fastest) series[name].assign(by_racks.begin(), by_racks.end());
     if (series.empty()) {
         std::fputs("scaling_svg: no benchmarks named family/policy/racks\n", stderr);
         return 1;
