@@ -480,7 +480,7 @@ public:
         // path to the index.
         first_key_for_.assign(possible.size(), npos32);
         for (std::uint32_t g = 0; g < possible.size() && classes != 0; ++g) {
-            const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (g + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+            const std::uint64_t least = least_blocks(g);
             if (least <= most_free_blocks_ && class_at_least_[g] != classes)
                 first_key_for_[g] = static_cast<std::uint32_t>(least) << class_bits_ | class_at_least_[g];
         }
@@ -601,6 +601,12 @@ private:
         return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
     }
 
+    // The fewest free sub-blocks a domain needs to hold `gpus`: 1 when
+    // domains are cut into sub-blocks of different sizes.
+    std::uint64_t least_blocks(std::uint64_t gpus) const noexcept {
+        return uniform_block_gpus_ == 0 ? 1 : (gpus + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+    }
+
     // GPUs `units` of the request need in domain `d`.
     template <class State>
     static std::uint64_t need_gpus(const State& state, const request& req, std::uint64_t units, domain_id d) noexcept {
@@ -709,8 +715,7 @@ private:
         // only idle domains will do: in each row, the lowest domain that
         // holds the job and is allowed, from each key of the row. No domain
         // with fewer free blocks than `least` can hold the job.
-        std::uint64_t least = 1;
-        if (uniform_block_gpus_ != 0) least = (need_gpus(state, req, req.count, 0) + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+        const std::uint64_t least = least_blocks(need_gpus(state, req, req.count, 0));
         if (least > most_free_blocks_ || run_lengths_.empty()) return npos32;
         for (std::uint32_t key = index.next_key(static_cast<std::uint32_t>(least) << class_bits_); key != npos32;) {
             const std::uint32_t row_end = (key & ~(row_keys - 1)) + row_keys;
