@@ -6,6 +6,7 @@
 
 #include <topoblock/topoblock.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <utility>
@@ -60,6 +61,17 @@ fixture<Policy> make_fixture(std::uint32_t racks, double occupancy, Policy polic
         fill();
     }
     return f;
+}
+
+// One steady_clock read's own cost in ns, for timings that read the clock
+// around each operation and take it off.
+inline double clock_read_ns() {
+    using clock = std::chrono::steady_clock;
+    constexpr int reads = 100000;
+    const auto first = clock::now();
+    auto last = first;
+    for (int r = 0; r < reads; ++r) last = clock::now();
+    return std::chrono::duration<double, std::nano>(last - first).count() / reads;
 }
 
 // The requests in turn, from the first again after the last, with a compare

@@ -6,6 +6,7 @@
 //   alloc_fail/<policy>/<racks>      a request that cannot fit, answered
 //   multi_domain/<policy>/<racks>    144-1152 GPU jobs placed and released
 //   multi_domain_split/<policy>/<racks>  the same, placement and release timed apart
+//   multi_domain_size/<policy>/<gpus>/<racks>  one of those sizes alone, timed apart
 //   node_down_up/<policy>/<racks>    a busy tray fails and comes back (hit jobs into a reused buffer)
 // State: `racks` GB200 NVL72 racks at 90% occupancy, built before timing.
 //
@@ -124,30 +125,25 @@ void multi_domain(benchmark::State& st, std::uint32_t racks, Policy policy) {
     place_and_release(st, f.alloc, {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)});
 }
 
-// multi_domain's jobs with the placement and the release timed apart: a
-// scheduler waits for the placement, while a release is off its critical
-// path. One clock read's own cost, measured first, is taken off each side.
+// Placed and released in turn as place_and_release does, with the placement
+// and the release timed apart: a scheduler waits for the placement, while a
+// release is off its critical path. One clock read's own cost, measured
+// first, is taken off each side.
 template <class Policy>
-void multi_domain_split(benchmark::State& st, std::uint32_t racks, Policy policy) {
+void place_and_release_apart(benchmark::State& st, allocator<Policy>& alloc, const std::vector<request>& requests) {
     using clock = std::chrono::steady_clock;
-    auto f = make_fixture<Policy>(racks, occupancy, policy);
-    const std::vector<request> requests = {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)};
-    constexpr int reads = 100000;
-    const auto first = clock::now();
-    auto last = first;
-    for (int r = 0; r < reads; ++r) last = clock::now();
-    const double read_ns = std::chrono::duration<double, std::nano>(last - first).count() / reads;
+    const double read_ns = clock_read_ns();
     double place_ns = 0, release_ns = 0;
     std::size_t i = 0, placed = 0;
     request_cycle cycle(requests);
     for (auto _ : st) {
         ++i;
         const auto start = clock::now();
-        auto id = f.alloc.try_allocate(cycle.next());
+        auto id = alloc.try_allocate(cycle.next());
         const auto decided = clock::now();
         if (id) {
             ++placed;
-            benchmark::DoNotOptimize(f.alloc.release(*id));
+            benchmark::DoNotOptimize(alloc.release(*id));
         }
         const auto released = clock::now();
         place_ns += std::chrono::duration<double, std::nano>(decided - start).count();
@@ -158,6 +154,20 @@ void multi_domain_split(benchmark::State& st, std::uint32_t racks, Policy policy
     st.counters["release_ns"] = release_ns / n - read_ns;
     st.counters["clock_read_ns"] = read_ns;
     st.counters["placed_share"] = static_cast<double>(placed) / n;
+}
+
+template <class Policy>
+void multi_domain_split(benchmark::State& st, std::uint32_t racks, Policy policy) {
+    auto f = make_fixture<Policy>(racks, occupancy, policy);
+    place_and_release_apart(st, f.alloc, {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)});
+}
+
+// One size of multi_domain's mix alone: how the placement's time grows
+// with the racks a job takes (2, 4, 8 or 16 whole racks).
+template <class Policy>
+void multi_domain_size(benchmark::State& st, std::uint32_t racks, std::uint32_t gpus, Policy policy) {
+    auto f = make_fixture<Policy>(racks, occupancy, policy);
+    place_and_release_apart(st, f.alloc, {request::gpus(gpus)});
 }
 
 // The same jobs on a cluster whose racks sit in leaf groups of 16 (a level),
@@ -215,6 +225,10 @@ bool register_policy(const std::string& name, Policy policy = Policy{}) {
         benchmark::RegisterBenchmark(("multi_domain_split" + suffix).c_str(), multi_domain_split<Policy>, racks, policy);
         benchmark::RegisterBenchmark(("node_down_up" + suffix).c_str(), node_down_up<Policy>, racks, policy);
         if (racks == 2000U) benchmark::RegisterBenchmark(("alloc_latency" + suffix).c_str(), alloc_latency<Policy>, racks, policy);
+        if (racks == 2000U || racks == 125U)
+            for (std::uint32_t gpus : {144U, 288U, 576U, 1152U})
+                benchmark::RegisterBenchmark(("multi_domain_size/" + name + "/" + std::to_string(gpus) + "/" + std::to_string(racks)).c_str(),
+                                             multi_domain_size<Policy>, racks, gpus, policy);
         if (racks == 2000U || racks == 125U)
             benchmark::RegisterBenchmark(("memory" + suffix).c_str(), memory<Policy>, racks, policy)->Iterations(1);
     }
