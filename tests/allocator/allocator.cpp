@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -218,6 +219,91 @@ TEST_CASE("a run of whole nodes across domains is checked node by node and taken
     const auto wraps = attempt(10, 0xffffffffU - 5, nothing);
     REQUIRE_FALSE(wraps);
     CHECK(wraps.error() == errc::node_out_of_range);
+}
+
+TEST_CASE("runs of whole racks are taken whole only when every rack can be, in any order, and a refusal changes nothing") {
+    // Three NVL72 racks: nodes 0-17, 18-35, 36-53.
+    const auto racks = [](std::initializer_list<domain_id> ds) {
+        std::vector<piece> pieces;
+        for (const domain_id d : ds)
+            for (node_id n = d * 18; n < d * 18 + 18; ++n) pieces.push_back({n, 0xf});
+        return pieces;
+    };
+    const auto attempt = [](std::vector<piece> pieces, const request& asked, auto&& prepare) {
+        auto a = *allocator<fixed_pieces>::create(gb200_nvl72(3), fixed_pieces{std::move(pieces)});
+        prepare(a);
+        return allocate_or_change_nothing(a, asked);
+    };
+    const auto nothing = [](auto&) {};
+    {
+        // Racks 2 and 0, in that order: held whole, counted once each, and
+        // given back.
+        auto a = *allocator<fixed_pieces>::create(gb200_nvl72(3), fixed_pieces{racks({2, 0})});
+        const auto id = *a.try_allocate(request::gpus(144));
+        const auto& record = *a.find(id);
+        CHECK(record.domains == 2);
+        CHECK(record.held_gpus == 144);
+        CHECK(record.requested_gpus == 144);
+        CHECK(record.pieces.runs().size() == 2);
+        for (const domain_id d : {0U, 2U}) {
+            CHECK(a.state().domain(d).held_gpus == 72);
+            CHECK(a.state().domain(d).free_nodes == 0);
+            CHECK_FALSE(a.state().domain_idle(d));
+            CHECK(a.state().owner(d * 18 + 17, 3) == id);
+        }
+        CHECK(a.state().domain_idle(1));
+        CHECK(a.state().available().gpus == 72);
+        CHECK(a.state().held_gpus() == 144);
+        CHECK(a.state().verify().empty());
+        REQUIRE(a.release(id));
+        CHECK(a.state().available().gpus == 216);
+        CHECK(a.state().verify().empty());
+    }
+    {
+        // Exclusive: both racks closed while held, open again after.
+        auto a = *allocator<fixed_pieces>::create(gb200_nvl72(3), fixed_pieces{racks({0, 1})});
+        const auto id = *a.try_allocate(request::gpus(144).with_exclusive_domain());
+        CHECK_FALSE(a.state().domain_open(0));
+        CHECK_FALSE(a.state().domain_open(1));
+        CHECK(a.state().domain_open(2));
+        CHECK(a.state().verify().empty());
+        REQUIRE(a.release(id));
+        CHECK(a.state().domain_open(0));
+        CHECK(a.state().domain_open(1));
+        CHECK(a.state().verify().empty());
+    }
+    // One rack named twice: refused, whether the copies are apart or not.
+    for (const auto& twice : {racks({1, 1}), racks({1, 0, 1})}) {
+        const auto refused = attempt(twice, request::gpus(144), nothing);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error() == errc::policy_error);
+    }
+    // The last rack not takeable whole: a GPU held there, a tray down or
+    // draining, closed by an exclusive job. Refused, the racks before it
+    // untouched.
+    const std::vector<std::pair<const char*, std::function<void(allocator<fixed_pieces>&)>>> spoilers = {
+        {"a GPU held", [](auto& a) { REQUIRE(a.hold(std::vector<piece>{{53, 0b1000}})); }},
+        {"a tray down", [](auto& a) { REQUIRE(a.set_health(40, node_health::down)); }},
+        {"a tray draining", [](auto& a) { REQUIRE(a.set_health(36, node_health::drain)); }},
+        {"closed by an exclusive job", [](auto& a) {
+             REQUIRE(a.hold(std::vector<piece>{{36, 1}}, request::gpus(1).with_exclusive_domain()));
+         }},
+    };
+    for (const auto& [what, spoil] : spoilers) {
+        CAPTURE(what);
+        const auto refused = attempt(racks({0, 1, 2}), request::gpus(216), spoil);
+        REQUIRE_FALSE(refused);
+    }
+    // An exclusive job's racks must hold nothing: a rack with a job on it is
+    // refused even though its other trays are free.
+    const auto busy = attempt(racks({0, 2}), request::gpus(144).with_exclusive_domain(),
+                              [](auto& a) { REQUIRE(a.hold(std::vector<piece>{{1, 1}})); });
+    REQUIRE_FALSE(busy);
+    // Whole racks then part of one: taken the general way, all of it.
+    std::vector<piece> rack_and_half = racks({0});
+    for (node_id n = 18; n < 27; ++n) rack_and_half.push_back({n, 0xf});
+    const auto mixed = attempt(rack_and_half, request::gpus(108), nothing);
+    CHECK(mixed.has_value());
 }
 
 TEST_CASE("pieces of single nodes are checked as they are taken, and a refusal gives back the ones before") {

@@ -212,6 +212,15 @@ public:
         const auto closed_to_job = [&](domain_id d) {
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
+        // A job of whole racks (a multi-domain job's, most often) is checked
+        // whole before anything changes and then taken a rack at a time, with
+        // no stretch walk and no give-back to fear. Anything else goes the
+        // general way, from a fresh change. The test of the first run keeps
+        // the jobs of a few nodes, nearly all, from the call.
+        if (where.front().nodes >= topo_.max_domain_nodes()) {
+            if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
+            begin_change();
+        }
         // Each piece is checked as it is taken (GPUs unheld, which also
         // keeps them within the node; node up, or draining when allowed;
         // domain open to the job). On the first that fails, stop, and give
@@ -255,18 +264,7 @@ public:
             release_slot(slot);
             return unexpected(bad);
         }
-        auto& record = at(slot).record;
-        record.asked = asked;
-        record.held_gpus = held;
-        record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
-        record.domains = static_cast<std::uint32_t>(touched_count_);
-        record.hit_by_failure = false;
-        record.pieces = std::move(pieces);
-        requested_gpus_ += record.requested_gpus;
-        add_to_cluster(totals_change);
-        if (asked.exclusive_domain)
-            for (domain_id d : touched_domains())
-                if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
+        finish_commit(asked, slot, pieces, held, options, totals_change);
         return id_of(slot);
     }
 
@@ -583,6 +581,74 @@ private:
         touch(info.domain);
     }
 
+    // f(place of the domain's first node, shape) for each domain the runs
+    // cover, when every run is whole domains, every GPU of their nodes (the
+    // runs are in range); false, at the first that is not or where f
+    // returns false.
+    template <class F>
+    bool for_each_whole_domain(std::span<const piece_run> runs, F&& f) const {
+        for (const piece_run& r : runs) {
+            const node_id end = r.first + r.nodes;
+            for (node_id n = r.first; n < end;) {
+                const node_place place = topo_.place(n);
+                const domain_shape shape = topo_.shape(place.domain);
+                if (place.index_in_domain != 0 || shape.node_count > end - n || r.gpus != full_gpu_mask(place.gpus))
+                    return false;
+                if (!f(place, shape)) return false;
+                n += shape.node_count;
+            }
+        }
+        return true;
+    }
+    // The record of a commit whose pieces are taken, and what follows it.
+    TOPOBLOCK_ALWAYS_INLINE void finish_commit(const request& asked, std::uint32_t slot, piece_list& pieces, std::uint32_t held,
+                                               const commit_options& options, const cluster_change& totals_change) {
+        auto& record = at(slot).record;
+        record.asked = asked;
+        record.held_gpus = held;
+        record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
+        record.domains = static_cast<std::uint32_t>(touched_count_);
+        record.hit_by_failure = false;
+        record.pieces = std::move(pieces);
+        requested_gpus_ += record.requested_gpus;
+        add_to_cluster(totals_change);
+        if (asked.exclusive_domain)
+            for (domain_id d : touched_domains())
+                if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
+    }
+
+    // commit() for runs of whole racks: when every run is whole domains,
+    // each wholly free and named once (checked before anything changes),
+    // takes them and records the job in `slot`. A domain's free nodes are
+    // its up nodes with every GPU unheld, so a wholly free domain is all up
+    // and holds nothing; then no exclusive job holds it either, and it is
+    // open and idle, to any job.
+    // Otherwise changes nothing but the touch marks, and returns false: the
+    // caller starts a fresh change. Out of line, so that commit's general
+    // path stays as small as it was.
+    TOPOBLOCK_NOINLINE bool commit_racks(const request& asked, piece_list& pieces, std::uint32_t slot,
+                                         const commit_options& options) {
+        const bool takeable = for_each_whole_domain(pieces.runs(), [&](const node_place& place, const domain_shape& shape) {
+            const domain_id d = place.domain;
+            const domain_counters& c = domains_[d];
+            if (c.free_nodes != shape.node_count || touch_mark_[d] == change_) return false;
+            touch(d);
+            return true;
+        });
+        if (!takeable) return false;
+        std::uint32_t held = 0;
+        cluster_change totals_change;
+        // The check listed them, each once, in order.
+        for (const domain_id d : touched_domains()) {
+            const domain_shape shape = topo_.shape(d);
+            take_whole_domain(stretch{shape.first_node, shape.node_count, {d, 0, shape.gpus_per_node, 0}, true}, slot,
+                              totals_change);
+            held += shape.gpu_count();
+        }
+        finish_commit(asked, slot, pieces, held, options, totals_change);
+        return true;
+    }
+
     // Whole, up nodes of one domain in a row, taken and given back in one
     // step (a job's trays, a word at a time): `count` nodes from `first`,
     // `place` the first one's; whole_domain when they are all of the domain
@@ -697,7 +763,7 @@ private:
     // and is open (commit checked), so it was idle; taken, it names its
     // holder once (its owner entries stay unheld: slot_holding) and every
     // node moves from the full count to none.
-    bool take_whole_domain(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+    TOPOBLOCK_ALWAYS_INLINE bool take_whole_domain(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         const domain_id d = s.place.domain;
         domain_counters& c = domains_[d];
         if (c.free_nodes != s.count) return false;
