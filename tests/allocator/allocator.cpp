@@ -9,6 +9,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace topoblock;
@@ -289,9 +290,10 @@ TEST_CASE("runs of whole racks are taken whole only when every rack can be, in a
              REQUIRE(a.hold(std::vector<piece>{{36, 1}}, request::gpus(1).with_exclusive_domain()));
          }},
     };
-    for (const auto& [what, spoil] : spoilers) {
+    for (const auto& spoiler : spoilers) {
+        const char* what = spoiler.first;
         CAPTURE(what);
-        const auto refused = attempt(racks({0, 1, 2}), request::gpus(216), spoil);
+        const auto refused = attempt(racks({0, 1, 2}), request::gpus(216), spoiler.second);
         REQUIRE_FALSE(refused);
     }
     // An exclusive job's racks must hold nothing: a rack with a job on it is
@@ -304,6 +306,23 @@ TEST_CASE("runs of whole racks are taken whole only when every rack can be, in a
     for (node_id n = 18; n < 27; ++n) rack_and_half.push_back({n, 0xf});
     const auto mixed = attempt(rack_and_half, request::gpus(108), nothing);
     CHECK(mixed.has_value());
+    // Two racks' worth of nodes from the middle of one, and whole racks of
+    // half-nodes: not whole racks, taken the general way, exactly as asked.
+    std::vector<piece> mid_rack, half_nodes;
+    for (node_id n = 9; n < 45; ++n) mid_rack.push_back({n, 0xf});
+    for (node_id n = 0; n < 36; ++n) half_nodes.push_back({n, 0b0011});
+    for (const auto& [pieces, gpus, rack_zero_free] :
+         {std::tuple{mid_rack, 144U, 36U}, std::tuple{half_nodes, 72U, 36U}}) {
+        auto a = *allocator<fixed_pieces>::create(gb200_nvl72(3), fixed_pieces{pieces});
+        const auto id = allocate_or_change_nothing(a, request::gpus(gpus));
+        REQUIRE(id);
+        CHECK(a.find(*id)->held_gpus == gpus);
+        CHECK(a.state().domain(0).free_gpus == rack_zero_free);
+        CHECK(a.state().held_gpus() == gpus);
+        REQUIRE(a.release(*id));
+        CHECK(a.state().available().gpus == 216);
+        CHECK(a.state().verify().empty());
+    }
 }
 
 TEST_CASE("pieces of single nodes are checked as they are taken, and a refusal gives back the ones before") {
