@@ -641,7 +641,7 @@ private:
         // The check listed them, each once, in order.
         for (const domain_id d : touched_domains()) {
             const domain_shape shape = topo_.shape(d);
-            take_whole_domain(stretch{shape.first_node, shape.node_count, {d, 0, shape.gpus_per_node, 0}, true}, slot,
+            take_whole_domain(stretch{shape.first_node, shape.node_count, topo_.place(shape.first_node), true}, slot,
                               totals_change);
             held += shape.gpu_count();
         }
