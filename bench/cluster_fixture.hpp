@@ -27,6 +27,9 @@ inline std::uint32_t draw_size(std::mt19937_64& rng) {
     return 1;
 }
 
+// The share of GPUs held in every benchmark cluster.
+inline constexpr double occupancy = 0.90;
+
 template <class Policy>
 struct fixture {
     allocator<Policy> alloc;

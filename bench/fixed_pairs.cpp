@@ -53,7 +53,7 @@ template <class Policy>
 
 template <class Policy>
 int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t racks_per_group) {
-    auto f = make_fixture<Policy>(racks, 0.90, policy, 42, racks_per_group);
+    auto f = make_fixture<Policy>(racks, occupancy, policy, 42, racks_per_group);
     if (kind == "node_down_up") {
         const std::size_t pairs = 4096;
         const std::size_t hits = measured_down_up(f.alloc, pairs);

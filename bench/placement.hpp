@@ -29,8 +29,6 @@
 
 namespace topoblock::bench {
 
-inline constexpr double occupancy = 0.90;
-
 // ns_per_op and ops_per_s counters; an iteration may hold several operations.
 inline void report_per_op(benchmark::State& st, double ops_per_iteration) {
     const double ops = static_cast<double>(st.iterations()) * ops_per_iteration;

@@ -23,7 +23,7 @@ using namespace topoblock::bench;
 void state_whole_racks(benchmark::State& st, std::uint32_t racks, std::uint32_t job_racks) {
     using clock = std::chrono::steady_clock;
     // The benchmark cluster, its policy left behind: the state is copied.
-    cluster_state state = make_fixture<best_fit>(racks, 0.90).alloc.state();
+    cluster_state state = make_fixture<best_fit>(racks, occupancy).alloc.state();
     std::vector<domain_id> idle;
     for (domain_id d = 0; d < state.topo().domain_count(); ++d)
         if (state.domain_idle(d)) idle.push_back(d);
