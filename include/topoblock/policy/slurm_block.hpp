@@ -829,7 +829,15 @@ private:
             const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
             group_summary& g = groups_[level];
             if (!g.indexed) continue;
-            for (domain_id d : unfiled) g.by_free_nodes.assign_nonzero(d >> level, g.free_nodes[d >> level]);
+            // A multi-block job marks the blocks of a group one after
+            // another: the group is filed once for them.
+            std::uint32_t last = npos32;
+            for (domain_id d : unfiled) {
+                const std::uint32_t group = d >> level;
+                if (group == last) continue;
+                last = group;
+                g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
+            }
         }
         unfiled_count_ = 0;
     }
