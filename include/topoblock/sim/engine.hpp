@@ -134,7 +134,7 @@ public:
     public:
         explicit context(engine& e) noexcept : e_(e) {}
         double now() const noexcept { return e_.now_; }
-        std::span<const std::uint32_t> queue() const noexcept { return e_.queue_; }
+        std::span<const std::uint32_t> queue() const noexcept { return e_.live_queue(); }
         bool waiting(std::uint32_t j) const noexcept { return !e_.left_queue_[j]; }
         const request& request_of(std::uint32_t j) const noexcept { return e_.requests_[j]; }
         double duration_of(std::uint32_t j) const noexcept { return e_.jobs_[j].duration_s; }
@@ -225,13 +225,24 @@ private:
     void compact_queue() {
         std::erase_if(queue_, [this](std::uint32_t j) { return left_queue_[j]; });
         gone_ = 0;
+        first_live_ = 0;
+    }
+
+    // queue_ from its first job still waiting. The jobs that start are
+    // mostly at the head, and until a compaction their entries stay: on a
+    // long queue every pass would step over thousands of them (most of a
+    // replay's time for a policy that keeps the queue long). Each entry is
+    // stepped over once.
+    std::span<const std::uint32_t> live_queue() noexcept {
+        while (first_live_ < queue_.size() && left_queue_[queue_[first_live_]]) ++first_live_;
+        return std::span<const std::uint32_t>(queue_).subspan(first_live_);
     }
 
     // The first job still waiting, if any.
-    std::optional<std::uint32_t> queue_head() const {
-        for (const std::uint32_t j : queue_)
-            if (!left_queue_[j]) return j;
-        return std::nullopt;
+    std::optional<std::uint32_t> queue_head() {
+        const auto live = live_queue();
+        if (live.empty()) return std::nullopt;
+        return live.front();
     }
 
     void make_unplaceable(std::uint32_t j, errc why) {
@@ -469,6 +480,7 @@ private:
     std::vector<std::pair<double, node_id>> repairs_;     // (expected repair, node), by time
     std::vector<std::pair<request, errc>> refused_since_change_;
     std::size_t gone_ = 0;  // entries of queue_ that left
+    std::size_t first_live_ = 0;  // queue_'s entries before it all left (live_queue)
 
     std::size_t next_arrival_ = 0;
     std::size_t finished_ = 0;
