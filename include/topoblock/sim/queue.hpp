@@ -4,8 +4,11 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/state/allocation.hpp>
+#include <topoblock/state/free_capacity.hpp>
+#include <topoblock/state/health.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -62,6 +65,30 @@ struct start_result {
     start_status status = start_status::waits;
     errc reason = errc::ok;
 };
+
+namespace detail {
+
+// At most what `state` would have free for a new job with `runs` held (as
+// allocator::hold holds them): a hold takes their GPUs on up nodes, and
+// their wholly free nodes, out of it, and an exclusive job the rest of its
+// domains too; GPUs on draining nodes were never free. A hold that fails
+// takes nothing, and the caller must not rely on the bound then.
+template <class State>
+free_capacity free_after_hold(const State& state, std::span<const piece_run> runs) noexcept {
+    free_capacity left = state.available();
+    for (const piece_run& r : runs)
+        for (node_id n = r.first; n < r.first + r.nodes; ++n) {
+            if (state.health(n) != node_health::up) continue;
+            const auto taken = static_cast<std::uint64_t>(std::popcount(r.gpus));
+            const bool whole =
+                state.unheld_gpus(n) == state.node_full_mask(n) && state.domain_open(state.topo().place(n).domain);
+            left.gpus -= std::min(left.gpus, taken);
+            if (whole && left.nodes != 0) --left.nodes;
+        }
+    return left;
+}
+
+}  // namespace detail
 
 // First come, first served: start jobs in order, stop at the first that does
 // not fit. Nothing overtakes the head, so big jobs are never starved, and
@@ -135,6 +162,12 @@ struct easy_backfill {
             }
             if (!shadow) return false;  // the head cannot be promised a time: protect it fully
             if (end_s <= *shadow) return true;
+            // Held there, the candidate would leave too little free for the
+            // head's size alone, and the plan below would refuse the head:
+            // said without the hold, which on a cluster whose head waits
+            // for most of it is nearly every candidate's answer.
+            const free_capacity left = detail::free_after_hold(scratch->state(), record.pieces.runs());
+            if ((head_request.what == unit::nodes ? left.nodes : left.gpus) < head_request.count) return false;
             auto held = scratch->hold(record.pieces.to_vector(), record.asked);
             if (!held) return false;
             if (scratch->plan(head_request, trial) == errc::ok) return true;
