@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <optional>
@@ -75,6 +76,16 @@ struct group_level {
 class topology {
 public:
     topology() = default;
+    topology(const topology&) = default;
+    topology(topology&&) = default;
+    topology& operator=(topology&&) = default;
+    // Nothing changes a topology once built, so a copy of the same build is
+    // equal already: an allocator copied into again and again (the
+    // simulator's what-if copies) copies the names and tables once.
+    topology& operator=(const topology& other) {
+        if (build_.id == 0 || build_.id != other.build_.id) *this = topology(other);
+        return *this;
+    }
 
     const std::vector<node_info>& nodes() const noexcept { return nodes_; }
     const std::vector<domain_info>& domains() const noexcept { return domains_; }
@@ -123,6 +134,8 @@ private:
     friend class topology_builder;
 
     void index() {
+        static std::atomic<std::uint64_t> builds{0};
+        build_.id = ++builds;
         gpu_count_ = 0;
         max_domain_gpus_ = max_domain_nodes_ = max_gpus_per_node_ = 0;
         uniform_gpus_per_node_ = nodes_.empty() ? 0 : nodes_.front().gpus;
@@ -182,6 +195,20 @@ private:
     std::uint32_t uniform_domain_nodes_ = 0;  // nodes of every domain when all are alike, else 0
     std::uint64_t domain_reciprocal_ = 0;     // place(n): n / uniform_domain_nodes_ is (n * this) >> domain_shift_
     std::uint32_t domain_shift_ = 0;
+    // Which build this is (index() numbers them), 0 for none; a topology
+    // moved from is none, as its tables went with the move.
+    struct build_stamp {
+        std::uint64_t id = 0;
+        build_stamp() = default;
+        build_stamp(const build_stamp&) = default;
+        build_stamp& operator=(const build_stamp&) = default;
+        build_stamp(build_stamp&& other) noexcept : id(std::exchange(other.id, 0)) {}
+        build_stamp& operator=(build_stamp&& other) noexcept {
+            id = std::exchange(other.id, 0);
+            return *this;
+        }
+    };
+    build_stamp build_;
 };
 
 }  // namespace topoblock
