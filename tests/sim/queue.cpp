@@ -109,7 +109,8 @@ TEST_CASE("free_after_hold bounds what a hold leaves free, exactly unless the jo
         }
         if (pieces.empty()) continue;
         const bool exclusive_job = rng() % 4 == 0;
-        const auto bound = topoblock::sim::detail::free_after_hold(a.state(), runs);
+        const std::uint64_t bound_gpus = topoblock::sim::detail::free_after_hold(a.state(), runs, unit::gpus);
+        const std::uint64_t bound_nodes = topoblock::sim::detail::free_after_hold(a.state(), runs, unit::nodes);
         auto copy = a;
         request asked = request::gpus(0);
         if (exclusive_job) asked = asked.with_exclusive_domain();
@@ -117,13 +118,13 @@ TEST_CASE("free_after_hold bounds what a hold leaves free, exactly unless the jo
         ++held;
         const free_capacity after = copy.state().available();
         CAPTURE(round);
-        CHECK(after.gpus <= bound.gpus);
-        CHECK(after.nodes <= bound.nodes);
+        CHECK(after.gpus <= bound_gpus);
+        CHECK(after.nodes <= bound_nodes);
         if (exclusive_job) {
             ++exclusive;
         } else {
-            CHECK(after.gpus == bound.gpus);
-            CHECK(after.nodes == bound.nodes);
+            CHECK(after.gpus == bound_gpus);
+            CHECK(after.nodes == bound_nodes);
         }
     }
     CHECK(held > 100);  // the checks above had enough to check
@@ -143,6 +144,40 @@ TEST_CASE_TEMPLATE("EASY never delays the head's reservation", Policy, best_fit,
         const auto r = replay<Policy>(topo, w);
         CHECK(r.totals.conserved);
         check_reservations_kept(r);
+    }
+}
+
+TEST_CASE_TEMPLATE("EASY's memo of declined requests changes no decision", Policy, best_fit, contiguous_block) {
+    // Against EASY trying every candidate: every job starts at the same
+    // moment on as many domains, with failures (reservations redone) and
+    // without, on a cluster small enough that candidates are declined.
+    const topology topo = gb200_nvl72(2);
+    generate_options g;
+    g.jobs = 1200;
+    g.cluster_gpus = topo.gpu_count();
+    g.offered_load = 1.1;
+    easy_backfill every;
+    every.remember_declined = false;
+    for (const std::uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
+        for (const double mtbf : {0.0, 400.0}) {
+            g.seed = seed;
+            CAPTURE(seed);
+            CAPTURE(mtbf);
+            const auto w = generate(seed % 3 == 0 ? philly_mix() : seed % 3 == 1 ? helios_mix() : llm_mix(), g);
+            engine_options options;
+            options.failures.node_mtbf_hours = mtbf;
+            auto a = allocator<Policy>::create(topo);
+            auto b = allocator<Policy>::create(topo);
+            const auto remembered = simulate(std::move(*a), w, options, easy_backfill{});
+            const auto tried = simulate(std::move(*b), w, options, every);
+            REQUIRE(remembered.jobs.size() == tried.jobs.size());
+            std::size_t differ = 0;
+            for (std::size_t j = 0; j < tried.jobs.size(); ++j)
+                if (remembered.jobs[j].start_s != tried.jobs[j].start_s || remembered.jobs[j].domains != tried.jobs[j].domains)
+                    ++differ;
+            CHECK(differ == 0);
+            CHECK(remembered.totals.requeues == tried.totals.requeues);
+        }
     }
 }
 

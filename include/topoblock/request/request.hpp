@@ -1,5 +1,6 @@
 #pragma once
 
+#include <compare>
 #include <cstdint>
 
 namespace topoblock {
@@ -69,6 +70,8 @@ struct request {
     }
 
     friend constexpr bool operator==(const request&, const request&) = default;
+    // Some order, so that equal requests can be sorted together.
+    friend constexpr auto operator<=>(const request&, const request&) = default;
 };
 
 }  // namespace topoblock

@@ -86,6 +86,7 @@ public:
         const std::size_t n = jobs_.size();
         requests_.reserve(n);
         for (const auto& j : jobs_) requests_.push_back(options_.to_request ? options_.to_request(j) : default_request(j));
+        number_request_classes();
         outcomes_.resize(n);
         allocation_.resize(n);
         enqueued_at_.assign(n, 0.0);
@@ -137,6 +138,8 @@ public:
         std::span<const std::uint32_t> queue() const noexcept { return e_.live_queue(); }
         bool waiting(std::uint32_t j) const noexcept { return !e_.left_queue_[j]; }
         const request& request_of(std::uint32_t j) const noexcept { return e_.requests_[j]; }
+        std::uint32_t request_class(std::uint32_t j) const noexcept { return e_.request_class_[j]; }
+        std::uint32_t request_classes() const noexcept { return e_.request_classes_; }
         double duration_of(std::uint32_t j) const noexcept { return e_.jobs_[j].duration_s; }
         const Allocator& allocator() const noexcept { return e_.alloc_; }
         Allocator& what_if() {
@@ -176,8 +179,8 @@ private:
         const request& req = requests_[j];
         // Same request, same state (nothing started since): same answer.
         // Saves re-asking the policy for every queued job of one shape.
-        for (const auto& [refused, why] : refused_since_change_)
-            if (refused == req) return {start_status::waits, outcomes_[j].reason = why};
+        const std::uint32_t c = request_class_[j];
+        if (refused_in_change_[c] == change_) return {start_status::waits, outcomes_[j].reason = refused_why_[c]};
         auto id = alloc_.try_allocate(req);
         if (!id) {
             outcomes_[j].reason = id.error();
@@ -185,7 +188,8 @@ private:
                 make_unplaceable(j, id.error());
                 return {start_status::never, id.error()};
             }
-            refused_since_change_.emplace_back(req, id.error());
+            refused_in_change_[c] = change_;
+            refused_why_[c] = id.error();
             return {start_status::waits, id.error()};
         }
         const allocation_record& record = *alloc_.find(*id);
@@ -196,7 +200,7 @@ private:
             (void)alloc_.release(*id);
             return {start_status::declined, errc::ok};
         }
-        refused_since_change_.clear();
+        ++change_;
         out.state = job_state::running;
         out.reason = errc::ok;
         out.start_s = now_;
@@ -220,6 +224,24 @@ private:
     void leave_queue(std::uint32_t j) {
         left_queue_[j] = true;
         ++gone_;
+    }
+
+    // Numbers the distinct requests, so that the memos of refusals (here
+    // and in the disciplines) are an array read per queued job rather than
+    // a comparison with each request refused so far.
+    void number_request_classes() {
+        std::vector<std::uint32_t> order(requests_.size());
+        for (std::uint32_t j = 0; j < order.size(); ++j) order[j] = j;
+        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return requests_[a] < requests_[b]; });
+        request_class_.assign(requests_.size(), 0);
+        request_classes_ = 0;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            if (i > 0 && !(requests_[order[i]] == requests_[order[i - 1]])) ++request_classes_;
+            request_class_[order[i]] = request_classes_;
+        }
+        if (!order.empty()) ++request_classes_;
+        refused_in_change_.assign(request_classes_, 0);
+        refused_why_.assign(request_classes_, errc::ok);
     }
 
     void compact_queue() {
@@ -253,7 +275,7 @@ private:
     }
 
     void pass() {
-        refused_since_change_.clear();
+        ++change_;
         context ctx(*this);
         queue_policy_.schedule(ctx);
         if (gone_ > 16 && gone_ * 4 > queue_.size()) compact_queue();
@@ -478,7 +500,14 @@ private:
     std::vector<std::uint32_t> queue_;  // job numbers, ascending = priority order
     std::set<std::pair<double, std::uint32_t>> running_;  // (end, job)
     std::vector<std::pair<double, node_id>> repairs_;     // (expected repair, node), by time
-    std::vector<std::pair<request, errc>> refused_since_change_;
+    // Jobs with equal requests share a class (request_class_[j], numbered
+    // from 0); a class refused since the last change of the cluster
+    // (change_: each pass and each start) is refused again without asking.
+    std::vector<std::uint32_t> request_class_;
+    std::uint32_t request_classes_ = 0;
+    std::vector<std::uint64_t> refused_in_change_;  // [class]: the change_ it was refused in
+    std::vector<errc> refused_why_;                  // [class]
+    std::uint64_t change_ = 1;
     std::size_t gone_ = 0;  // entries of queue_ that left
     std::size_t first_live_ = 0;  // queue_'s entries before it all left (live_queue)
 

@@ -32,6 +32,8 @@
 // |                             | hold jobs that left the queue: skip them               |
 // | ctx.waiting(j)              | bool: j is still in the queue                          |
 // | ctx.request_of(j)           | const request&: what job j asks the allocator for      |
+// | ctx.request_class(j)        | uint32: a number per distinct request, below           |
+// |                             | ctx.request_classes(): equal requests, equal numbers   |
 // | ctx.duration_of(j)          | double: j's run time before any communication slowdown |
 // | ctx.try_start(j)            | start_result: places j now if the policy can           |
 // | ctx.try_start(j, accept)    | as above, but first calls accept(id, record, end_s)    |
@@ -69,23 +71,26 @@ struct start_result {
 namespace detail {
 
 // At most what `state` would have free for a new job with `runs` held (as
-// allocator::hold holds them): a hold takes their GPUs on up nodes, and
-// their wholly free nodes, out of it, and an exclusive job the rest of its
-// domains too; GPUs on draining nodes were never free. A hold that fails
-// takes nothing, and the caller must not rely on the bound then.
+// allocator::hold holds them), in GPUs or in wholly free nodes: a hold takes
+// their GPUs on up nodes, and their wholly free nodes, out of it, and an
+// exclusive job the rest of its domains too; GPUs on draining nodes were
+// never free. A hold that fails takes nothing, and the caller must not rely
+// on the bound then.
 template <class State>
-free_capacity free_after_hold(const State& state, std::span<const piece_run> runs) noexcept {
-    free_capacity left = state.available();
-    for (const piece_run& r : runs)
+std::uint64_t free_after_hold(const State& state, std::span<const piece_run> runs, unit what) noexcept {
+    const free_capacity& free = state.available();
+    std::uint64_t taken = 0;
+    for (const piece_run& r : runs) {
+        const auto gpus = static_cast<std::uint64_t>(std::popcount(r.gpus));
         for (node_id n = r.first; n < r.first + r.nodes; ++n) {
             if (state.health(n) != node_health::up) continue;
-            const auto taken = static_cast<std::uint64_t>(std::popcount(r.gpus));
-            const bool whole =
-                state.unheld_gpus(n) == state.node_full_mask(n) && state.domain_open(state.topo().place(n).domain);
-            left.gpus -= std::min(left.gpus, taken);
-            if (whole && left.nodes != 0) --left.nodes;
+            if (what == unit::gpus) taken += gpus;
+            else if (state.unheld_gpus(n) == state.node_full_mask(n) && state.domain_open(state.topo().place(n).domain))
+                ++taken;
         }
-    return left;
+    }
+    const std::uint64_t before = what == unit::nodes ? free.nodes : free.gpus;
+    return before - std::min(before, taken);
 }
 
 }  // namespace detail
@@ -126,6 +131,10 @@ struct easy_backfill {
     // pass, as Slurm's bf_max_job_test (default 500) does: it bounds the
     // cost of a pass when the queue is long.
     std::size_t max_candidates = 500;
+    // false: every candidate is tried, none skipped by the memo of
+    // declined requests below: the same decisions, slower; the reference
+    // the memo is tested against.
+    bool remember_declined = true;
 
     std::string_view name() const noexcept { return "easy"; }
 
@@ -166,8 +175,8 @@ struct easy_backfill {
             // head's size alone, and the plan below would refuse the head:
             // said without the hold, which on a cluster whose head waits
             // for most of it is nearly every candidate's answer.
-            const free_capacity left = detail::free_after_hold(scratch->state(), record.pieces.runs());
-            if ((head_request.what == unit::nodes ? left.nodes : left.gpus) < head_request.count) return false;
+            if (detail::free_after_hold(scratch->state(), record.pieces.runs(), head_request.what) < head_request.count)
+                return false;
             auto held = scratch->hold(record.pieces.to_vector(), record.asked);
             if (!held) return false;
             if (scratch->plan(head_request, trial) == errc::ok) return true;
@@ -177,27 +186,29 @@ struct easy_backfill {
         // A request declined with run time d is declined again with any run
         // time >= d while nothing starts: same state, same placement, same
         // slowdown, a later end. Remembering that keeps a long queue of
-        // identical small jobs from being tried one by one.
-        std::vector<std::pair<request, double>> declined;
+        // identical small jobs from being tried one by one: per request
+        // class, the shortest run time declined since the last start.
+        if (declined_in_.size() < ctx.request_classes()) {
+            declined_in_.resize(ctx.request_classes(), 0);
+            declined_shortest_.resize(ctx.request_classes(), 0.0);
+        }
+        ++since_start_;
         std::size_t candidates = 0;
         for (++i; i < queue.size() && candidates < max_candidates; ++i) {
             if (ctx.allocator().state().available().gpus == 0) break;
             const std::uint32_t j = queue[i];
             if (!ctx.waiting(j)) continue;
             ++candidates;
-            const request& req = ctx.request_of(j);
+            const std::uint32_t c = ctx.request_class(j);
             const double d = ctx.duration_of(j);
-            bool skip = false;
-            for (const auto& [r, shortest] : declined) skip = skip || (r == req && d >= shortest);
-            if (skip) continue;
+            const bool known = remember_declined && declined_in_[c] == since_start_;
+            if (known && d >= declined_shortest_[c]) continue;
             const auto result = ctx.try_start(j, accept);
             if (result.status == start_status::started) {
-                declined.clear();
+                ++since_start_;
             } else if (result.status == start_status::declined) {
-                bool known = false;
-                for (auto& [r, shortest] : declined)
-                    if (r == req) shortest = std::min(shortest, d), known = true;
-                if (!known) declined.emplace_back(req, d);
+                declined_shortest_[c] = known ? std::min(declined_shortest_[c], d) : d;
+                declined_in_[c] = since_start_;
             }
         }
     }
@@ -211,6 +222,11 @@ private:
         std::uint64_t disruptions = 0;
     };
     kept_reservation kept_;
+    // The declined memo of schedule(): a class's entry counts while its
+    // mark is since_start_, which moves on at each pass and each start.
+    std::vector<std::uint64_t> declined_in_;
+    std::vector<double> declined_shortest_;
+    std::uint64_t since_start_ = 0;
 
     // The earliest moment the head can be placed, with `scratch` advanced to
     // it; nullopt when even the emptied cluster cannot hold it.
