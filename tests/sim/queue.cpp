@@ -152,10 +152,7 @@ TEST_CASE_TEMPLATE("EASY's memo of declined requests changes no decision", Polic
     // moment on as many domains, with failures (reservations redone) and
     // without, on a cluster small enough that candidates are declined.
     const topology topo = gb200_nvl72(2);
-    generate_options g;
-    g.jobs = 1200;
-    g.cluster_gpus = topo.gpu_count();
-    g.offered_load = 1.1;
+    generate_options g{.jobs = 1200, .offered_load = 1.1, .cluster_gpus = topo.gpu_count()};
     easy_backfill every;
     every.remember_declined = false;
     for (const std::uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
