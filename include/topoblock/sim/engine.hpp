@@ -154,6 +154,7 @@ public:
             return *e_.what_if_;
         }
         std::uint64_t disruptions() const noexcept { return e_.node_events_; }
+        std::uint64_t changes() const noexcept { return e_.change_; }
         const std::set<std::pair<double, std::uint32_t>>& running_by_end() const noexcept { return e_.running_; }
         allocation_id allocation_of(std::uint32_t j) const noexcept { return e_.allocation_[j]; }
         std::span<const std::pair<double, node_id>> pending_repairs() const noexcept { return e_.repairs_; }
@@ -502,7 +503,8 @@ private:
     std::vector<std::pair<double, node_id>> repairs_;     // (expected repair, node), by time
     // Jobs with equal requests share a class (request_class_[j], numbered
     // from 0); a class refused since the last change of the cluster
-    // (change_: each pass and each start) is refused again without asking.
+    // (change_: each pass and each start; ctx.changes() for the
+    // disciplines' memos) is refused again without asking.
     std::vector<std::uint32_t> request_class_;
     std::uint32_t request_classes_ = 0;
     std::vector<std::uint64_t> refused_in_change_;  // [class]: the change_ it was refused in

@@ -43,6 +43,8 @@
 // | ctx.what_if()               | allocator&: a scratch copy of it, to change at will;   |
 // |                             | each call copies afresh (reusing the memory)           |
 // | ctx.kept_what_if()          | allocator&: that copy as the last use left it          |
+// | ctx.changes()               | uint64: moves on at each pass and at each start: an    |
+// |                             | answer noted with it holds while it is the same        |
 // | ctx.disruptions()           | count of node failures and repairs so far: what no     |
 // |                             | reservation could foresee                              |
 // | ctx.running_by_end()        | ordered range of (end_s, job) of the running jobs      |
@@ -192,7 +194,6 @@ struct easy_backfill {
             declined_in_.resize(ctx.request_classes(), 0);
             declined_shortest_.resize(ctx.request_classes(), 0.0);
         }
-        ++since_start_;
         std::size_t candidates = 0;
         for (++i; i < queue.size() && candidates < max_candidates; ++i) {
             if (ctx.allocator().state().available().gpus == 0) break;
@@ -201,14 +202,11 @@ struct easy_backfill {
             ++candidates;
             const std::uint32_t c = ctx.request_class(j);
             const double d = ctx.duration_of(j);
-            const bool known = remember_declined && declined_in_[c] == since_start_;
+            const bool known = remember_declined && declined_in_[c] == ctx.changes();
             if (known && d >= declined_shortest_[c]) continue;
-            const auto result = ctx.try_start(j, accept);
-            if (result.status == start_status::started) {
-                ++since_start_;
-            } else if (result.status == start_status::declined) {
+            if (ctx.try_start(j, accept).status == start_status::declined) {
                 declined_shortest_[c] = known ? std::min(declined_shortest_[c], d) : d;
-                declined_in_[c] = since_start_;
+                declined_in_[c] = ctx.changes();
             }
         }
     }
@@ -223,10 +221,9 @@ private:
     };
     kept_reservation kept_;
     // The declined memo of schedule(): a class's entry counts while its
-    // mark is since_start_, which moves on at each pass and each start.
+    // mark is ctx.changes(), which moves on at each pass and each start.
     std::vector<std::uint64_t> declined_in_;
     std::vector<double> declined_shortest_;
-    std::uint64_t since_start_ = 0;
 
     // The earliest moment the head can be placed, with `scratch` advanced to
     // it; nullopt when even the emptied cluster cannot hold it.
