@@ -69,8 +69,12 @@ int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t
     } else if (kind == "multi_domain") {
         requests = {request::gpus(144), request::gpus(288), request::gpus(576), request::gpus(1152)};
         pairs = 2000;
+    } else if (kind.starts_with("multi_domain:")) {  // one size alone, as multi_domain_size/<policy>/<gpus>/<racks>
+        requests = {request::gpus(std::stoul(std::string(kind.substr(kind.find(':') + 1))))};
+        pairs = 2000;
     } else {
-        std::fprintf(stderr, "unknown kind '%s' (alloc_release, multi_domain or node_down_up)\n", std::string(kind).c_str());
+        std::fprintf(stderr, "unknown kind '%s' (alloc_release, multi_domain, multi_domain:GPUS or node_down_up)\n",
+                     std::string(kind).c_str());
         return 2;
     }
     const std::size_t placed = measured_place_and_release(f.alloc, requests, pairs);
@@ -82,7 +86,7 @@ int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t
 
 int main(int argc, char** argv) {
     if (argc < 4 || argc > 5) {
-        std::fprintf(stderr, "usage: fixed_pairs POLICY alloc_release|multi_domain|node_down_up RACKS [RACKS_PER_GROUP]\n");
+        std::fprintf(stderr, "usage: fixed_pairs POLICY alloc_release|multi_domain|multi_domain:GPUS|node_down_up RACKS [RACKS_PER_GROUP]\n");
         return 2;
     }
     const std::string_view policy = argv[1], kind = argv[2];
