@@ -174,6 +174,8 @@ public:
         : size_(size), words_((size + 63) / 64), summary_((words_.size() + 63) / 64) {}
 
     std::size_t size() const noexcept { return size_; }
+    // Bits 64w .. 64w + 63 (bit i of the set is bit i % 64 of word i / 64).
+    std::uint64_t word(std::size_t w) const noexcept { return words_[w]; }
 
     TOPOBLOCK_ALWAYS_INLINE void set(std::size_t i) noexcept {
         const std::size_t w = i / 64;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <topoblock/policy/detail/request_units.hpp>
+#include <topoblock/policy/detail/word_windows.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
@@ -43,12 +44,16 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 // of like domains (every domain the same nodes of the same GPUs): which
 // domains are wholly free, and for each window size 2^k with many windows
 // (more than `filed_above`), the windows filed by their count of wholly
-// free domains (those with none filed nowhere: every job asks for two or
-// more), those inside one group of the nearest level apart from the others.
+// free domains (those with fewer than two filed nowhere: every job here
+// asks for two or more, and on a busy cluster most windows hold none or one,
+// so a flip between those moves nothing), those inside one group of the
+// nearest level apart from the others.
 // A multi-domain job then costs a bucket lookup per window size instead of
-// a pass over every domain. A filed window's count is read off the bitset
-// of wholly free domains (a window of up to 64 domains is one word), so a
-// flip writes nothing per size but the windows it refiles.
+// a pass over every domain. Windows of up to 64 domains (sizes 1 .. 6) lie
+// inside one word of the bitset of wholly free domains and are filed a word
+// at a time (word_windows: a change refiles each word it touched once, for
+// every size); larger filed windows (clusters of over 8,192 domains) are
+// filed one by one, their counts read off the bitset.
 // Sizes with few windows are scanned when asked. Their counts come from one
 // array, for the smallest of them (at most `filed_above` entries, one add
 // per flip), folded pairwise into the next size's: a pick's cost does not
@@ -67,6 +72,8 @@ public:
         first_scanned_ = 0;
         scanned_free_.clear();
         flipped_.clear();
+        small_ = {};
+        first_bucketed_ = 0;
         total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
         kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
@@ -85,8 +92,10 @@ public:
             // domain holds does not come here (pick_whole_domains).
             if (p > 1 && first_scanned == 0) {
                 if (windows > filed_above) {
-                    size.one_group_by_free = bucket_index(windows, most);
-                    size.mixed_by_free = bucket_index(windows, most);
+                    if (sizes_.size() - 1 > word_windows::max_sizes) {
+                        size.one_group_by_free = bucket_index(windows, most);
+                        size.mixed_by_free = bucket_index(windows, most);
+                    }
                 } else {
                     first_scanned = sizes_.size() - 1;
                     scanned_free_.assign(windows, 0);
@@ -101,20 +110,22 @@ public:
         }
         // One domain: no size is scanned (nor asked for).
         first_scanned_ = first_scanned != 0 ? first_scanned : sizes_.size();
+        small_ = word_windows(first_scanned_ - 1, domains,
+                              [&](std::size_t k, std::size_t w) { return sizes_[k].one_group[w] != 0; });
+        first_bucketed_ = small_.sizes() + 1;
         flipped_.assign(domains, 0);
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
     // The domains one change of the state changed, each once (the policies
     // call it for a change of several; one domain goes to on_domain_change,
-    // policy_traits::domains_changed). Flips them all first, then files
-    // each window of a flipped domain once per size: a multi-domain job
-    // takes or gives back several domains of one window, which domain by
-    // domain would move the window once per domain. A size's windows come
-    // from the last size's, halved, so the list shrinks as the sizes grow
-    // (a 16-domain job: 8 windows of two, 4 of four, ... not 16 domains
-    // read at every size), and a window of no flipped domain (the partly
-    // taken last domain of a job) is not refiled for nothing.
+    // policy_traits::domains_changed). Flips them all first, then refiles
+    // each word of a flipped domain once, and each larger window once per
+    // size: a multi-domain job takes or gives back several domains of one
+    // window, which domain by domain would move the window once per domain.
+    // A size's windows come from the last size's, halved, so the list
+    // shrinks as the sizes grow, and a window of no flipped domain (the
+    // partly taken last domain of a job) is not refiled for nothing.
     template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!kept_) return;
@@ -126,11 +137,25 @@ public:
             flip(d, now);
             windows[count++] = d;
         }
-        for (std::size_t k = 1; k < first_scanned_ && count != 0; ++k) {
+        // One flip (a job of a few nodes, a failure) moves one window per
+        // size; several (a multi-domain job) are filed a word at a time:
+        // flip by flip, two in one word already cost more.
+        if (small_.sizes() != 0 && count == 1) {
+            small_.refile_domain(windows[0], wholly_free_.word(windows[0] / 64));
+        } else if (small_.sizes() != 0) {
+            std::uint32_t last = npos32;
+            for (std::size_t i = 0; i < count; ++i) {
+                const std::uint32_t word = windows[i] / 64;
+                if (word == last) continue;  // a job's domains come in order
+                last = word;
+                small_.refile_word(word, wholly_free_.word(word));
+            }
+        }
+        for (std::size_t k = first_bucketed_; k < first_scanned_ && count != 0; ++k) {
             std::size_t kept = 0;
             std::uint32_t last = npos32;
             for (std::size_t i = 0; i < count; ++i) {
-                const std::uint32_t w = windows[i] >> 1;
+                const std::uint32_t w = windows[i] >> (k == first_bucketed_ ? k : 1);
                 if (w == last) continue;  // one domain after another: often the same window
                 last = w;
                 windows[kept++] = w;
@@ -152,7 +177,8 @@ public:
 
     bool kept() const noexcept { return kept_; }
     std::size_t memory_bytes() const noexcept {
-        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(scanned_free_) + heap_bytes(flipped_);
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(scanned_free_) + heap_bytes(flipped_) +
+                            small_.memory_bytes();
         for (const window_size& size : sizes_)
             total += heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() + size.mixed_by_free.memory_bytes();
         return total;
@@ -173,7 +199,7 @@ public:
         // Windows of fewer than `domains` domains cannot hold them.
         std::size_t k = std::bit_width(domains - 1);
         for (; k < first_scanned_; ++k) {
-            const std::uint32_t w = filed_window(k, domains);
+            const std::uint32_t w = k < first_bucketed_ ? small_.find(k, domains, wholly_free_) : filed_window(k, domains);
             if (w != npos32) {
                 take_window(k, w, domains, chosen);
                 return true;
@@ -211,6 +237,7 @@ public:
             total += wholly_free_.test(d) ? 1U : 0U;
         }
         if (total != total_free_) return "whole-domain windows: stale total";
+        if (std::string wrong = small_.check(wholly_free_); !wrong.empty()) return "whole-domain windows: " + wrong;
         for (std::size_t k = 0; k < sizes_.size(); ++k) {
             const window_size& size = sizes_[k];
             for (std::uint32_t w = 0; w < size.one_group.size(); ++w) {
@@ -218,10 +245,10 @@ public:
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
                     free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
                 if (k == first_scanned_ && free != scanned_free_[w]) return "whole-domain windows: stale count";
-                if (k == 0 || k >= first_scanned_) continue;  // not filed
+                if (k < first_bucketed_ || k >= first_scanned_) continue;  // not in buckets
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
-                if (filed.key_of(w) != bucket_index::nonzero_key(free) || other.contains(w))
+                if (filed.key_of(w) != filed_key(free) || other.contains(w))
                     return "whole-domain windows: misfiled window";
             }
         }
@@ -231,13 +258,14 @@ public:
 private:
     TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
         flip(d, wholly_free_now);
-        for (std::size_t k = 1; k < first_scanned_; ++k) file(k, d >> k);
+        if (small_.sizes() != 0) small_.refile_domain(d, wholly_free_.word(d / 64));
+        for (std::size_t k = first_bucketed_; k < first_scanned_; ++k) file(k, d >> k);
     }
 
     static constexpr std::uint32_t filed_above = 64;
     struct window_size {
         std::vector<std::uint8_t> one_group;   // per window: inside one group
-        // Kept for the filed sizes (more than filed_above windows).
+        // Kept for the sizes filed in buckets (from first_bucketed_).
         bucket_index one_group_by_free;
         bucket_index mixed_by_free;
     };
@@ -253,8 +281,11 @@ private:
     void file(std::size_t k, std::uint32_t w) noexcept {
         window_size& size = sizes_[k];
         const auto free = static_cast<std::uint32_t>(wholly_free_.count(std::size_t{w} << k, std::size_t{1} << k));
-        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign_nonzero(w, free);
+        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, filed_key(free));
     }
+    // Where a window of `free` wholly free domains is filed: under its
+    // count, or nowhere when it holds fewer than two.
+    static constexpr std::uint32_t filed_key(std::uint32_t free) noexcept { return free >= 2 ? free : npos32; }
 
     // The window of a filed size that holds `domains`: inside one group
     // first, then the fewest wholly free, then the lowest; npos32 when none
@@ -284,11 +315,14 @@ private:
     indexed_bitset wholly_free_;
     std::uint32_t total_free_ = 0;   // wholly free domains in the cluster
     std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
-    // Sizes 1 .. first_scanned_ - 1 are filed; the rest are scanned, and
+    // Sizes 1 .. first_scanned_ - 1 are filed (those below first_bucketed_
+    // by word, in small_; the others in buckets); the rest are scanned, and
     // scanned_free_ holds the wholly free domains of each window of the
     // first of them.
     std::size_t first_scanned_ = 0;
     std::vector<std::uint32_t> scanned_free_;
+    word_windows small_;
+    std::size_t first_bucketed_ = 0;
     // on_domains_change's list of flipped domains, then of their windows:
     // room for every domain, so a change never allocates.
     std::vector<std::uint32_t> flipped_;
