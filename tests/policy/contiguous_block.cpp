@@ -264,6 +264,21 @@ TEST_CASE("contiguous-block: an 80-GPU job spans two racks, rounded to sub-block
     CHECK(b.topo().node(b.find(*id16)->pieces[18].node).name == "gb35");
 }
 
+// 4-tray blocks cut a rack into four of 16 GPUs and a short one of 8: five
+// blocks, but 72 GPUs. An exclusive job of 76 GPUs is five blocks' worth,
+// yet no rack holds it: it takes a wholly free rack and the next one's
+// short block, the rack beside the busy one.
+TEST_CASE("contiguous-block: an exclusive job a rack's block count covers but its GPUs do not spans two racks") {
+    auto a = racks("nvl72:3", 16);
+    REQUIRE(a.try_allocate(request::gpus(4)));
+    const auto id = a.try_allocate(request::gpus(76).with_exclusive_domain());
+    REQUIRE(id);
+    CHECK(a.find(*id)->domains == 2);
+    CHECK(a.find(*id)->held_gpus == 80);
+    CHECK(a.topo().node(a.find(*id)->pieces.front().node).name == "gb19");
+    CHECK(a.policy().check(a.state()).empty());
+}
+
 TEST_CASE("contiguous-block: multi-domain jobs take aligned windows of wholly free racks") {
     // Four racks, two per leaf group: rack01-02 | rack03-04.
     auto a = racks("nvl72:4@2");

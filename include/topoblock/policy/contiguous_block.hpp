@@ -492,6 +492,9 @@ public:
                 std::all_of(layouts_.begin(), layouts_.end(), [&](const detail::block_layout& l) { return l == layouts_.front(); }))
                 tables_ = detail::block_tables(layouts_.front(), topo.max_domain_gpus());
         windows_.attach(state);
+        // Kept windows mean domains all alike: every sub-block free is then
+        // one summary, the largest key, and the windows know those domains.
+        whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
@@ -573,6 +576,8 @@ public:
             if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
                 return "contiguous-block: stale summary" + where;
             if (by_blocks_and_run_.key_of(d) != key_of(s)) return "contiguous-block: bucket is wrong" + where;
+            if (windows_.kept() && s.free_blocks == l.count() && by_blocks_and_run_.contains(d))
+                return "contiguous-block: wholly free domain filed" + where;
         }
         return {};
     }
@@ -595,9 +600,14 @@ private:
     }
 
     // Where a domain of this summary is filed: its free sub-blocks, then the
-    // class of its longest run (run_lengths_); nowhere with none free.
+    // class of its longest run (run_lengths_); nowhere with none free, nor
+    // with all free when the whole-domain windows are kept: those are the
+    // windows' wholly free domains, which tightest_domain takes from there
+    // when no filed domain holds the job (the key they would have is the
+    // largest). A rack a multi-domain job takes or gives back then moves
+    // no bucket.
     std::uint32_t key_of(const detail::block_summary& s) const noexcept {
-        if (s.free_blocks == 0) return npos32;
+        if (s.free_blocks == 0 || s.free_blocks == whole_blocks_) return npos32;
         return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
     }
 
@@ -709,7 +719,7 @@ private:
                 }
                 return index.first_in_keys(key, row_key + row_keys - 1);  // filed domains are open
             }
-            return npos32;
+            return windows_.kept() ? windows_.first_wholly_free() : npos32;  // as below
         }
         // Needs differ by domain (node requests on mixed node sizes), or
         // only idle domains will do: in each row, the lowest domain that
@@ -730,7 +740,10 @@ private:
             }
             if (best != npos32) return best;
         }
-        return npos32;
+        // The wholly free domains, unfiled: idle, so allowed to any job, and
+        // whole, so holding any job this is asked for (place asks only for
+        // jobs a domain holds, and kept windows mean domains all alike).
+        return windows_.kept() ? windows_.first_wholly_free() : npos32;
     }
 
     // Each segment in turn into the allowed domain with the fewest free
@@ -773,6 +786,7 @@ private:
     std::uint32_t class_bits_ = 0;               // a row's keys: 2^class_bits_ >= classes
     std::vector<std::uint32_t> first_key_for_;   // [GPUs]: tightest_domain's first key for that need, or npos32
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
+    std::uint32_t whole_blocks_ = 0;           // a domain's sub-blocks when windows_ is kept (else 0)
     detail::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
     // one allocates only while it is the largest yet (one allocator, one

@@ -306,9 +306,16 @@ private:
         return best;
     }
     // The first `domains` wholly free domains of window w of 2^k.
+    // A word of the bitset at a time: the window holds them all.
     void take_window(std::size_t k, std::uint32_t w, std::uint32_t domains, std::vector<domain_id>& chosen) const {
-        std::size_t d = wholly_free_.find_next(std::size_t{w} << k);
-        for (std::uint32_t i = 0; i < domains; ++i, d = wholly_free_.find_next(d + 1)) chosen.push_back(static_cast<domain_id>(d));
+        const std::size_t first = std::size_t{w} << k;
+        std::size_t word = first / 64;
+        std::uint64_t bits = wholly_free_.word(word) & (~std::uint64_t{0} << (first % 64));
+        for (std::uint32_t taken = 0; taken < domains; bits &= bits - 1) {
+            while (bits == 0) bits = wholly_free_.word(++word);
+            chosen.push_back(static_cast<domain_id>(word * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+            ++taken;
+        }
     }
 
     bool kept_ = false;
@@ -396,15 +403,13 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
     }
 }
 
-// Adds every node of domain `d`, whole, to the placement.
+// Adds every node of domain `d`, whole, to the placement: a wholly free
+// domain (pick_whole_domains chooses only those), so every GPU of every
+// node.
 template <class State>
 void take_whole_domain(const State& state, domain_id d, placement& out) {
     const domain_shape info = state.topo().shape(d);
-    if (wholly_free_and_open(state, d)) {
-        out.add_nodes(info.first_node, info.node_count, full_gpu_mask(info.gpus_per_node));
-        return;
-    }
-    for (node_id n = info.first_node; n < info.end_node(); ++n) out.add(n, state.usable_gpus(n));
+    out.add_nodes(info.first_node, info.node_count, full_gpu_mask(info.gpus_per_node));
 }
 
 // The placement already holds a node of the domain (an earlier segment).
