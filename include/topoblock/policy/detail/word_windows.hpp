@@ -101,6 +101,7 @@ public:
             const std::uint64_t lane = k < max_sizes ? (std::uint64_t{1} << width) - 1 : ~std::uint64_t{0};
             const std::uint64_t count = (counts >> at) & lane;
             const std::uint64_t was = now_set ? count - 1 : count + 1;
+            if (count < 2 && was < 2) continue;  // filed nowhere before or after: most flips on a busy cluster
             const std::uint64_t one_group = one_group_lanes_[(k - 1) * words_ + word];
             const std::size_t kind = (one_group >> at) & 1U;
             const std::size_t s = slot(k, kind);
