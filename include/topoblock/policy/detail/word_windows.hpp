@@ -46,7 +46,7 @@ public:
           words_with_(2 * sizes_ * 64 * set_words_, 0) {
         for (std::size_t k = 1; k <= sizes_; ++k)
             for (std::size_t w = 0; w < (domains + (std::size_t{1} << k) - 1) >> k; ++w)
-                if (one_group(k, w)) one_group_lanes_[(k - 1) * words_ + (w << k) / 64] |= std::uint64_t{1} << ((w << k) % 64);
+                if (one_group(k, w)) one_group_lanes_[(w << k) / 64 * sizes_ + k - 1] |= std::uint64_t{1} << ((w << k) % 64);
     }
 
     std::size_t sizes() const noexcept { return sizes_; }
@@ -57,7 +57,7 @@ public:
         for (std::size_t k = 1; k <= sizes_; ++k) {
             counts = widen(counts, k);
             std::array<std::uint64_t, 2> now{};
-            const std::uint64_t one_group = one_group_lanes_[(k - 1) * words_ + word];
+            const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
             if (k <= 2) {
                 // Up to 32 windows and 3 counts: a mask of the windows of
                 // each count, lane by lane at once, beats a step per window
@@ -102,10 +102,10 @@ public:
             const std::uint64_t count = (counts >> at) & lane;
             const std::uint64_t was = now_set ? count - 1 : count + 1;
             if (count < 2 && was < 2) continue;  // filed nowhere before or after: most flips on a busy cluster
-            const std::uint64_t one_group = one_group_lanes_[(k - 1) * words_ + word];
+            const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
             const std::size_t kind = (one_group >> at) & 1U;
             const std::size_t s = slot(k, kind);
-            std::uint64_t present = present_[s * words_ + word];
+            std::uint64_t present = present_[word * 2 * sizes_ + s];
             if (count >= 2) present |= std::uint64_t{1} << (count - 1);
             if (was >= 2 && !any_window_of(counts, k, was, kind != 0 ? one_group : ~one_group & lane_low_bit[k]))
                 present &= ~(std::uint64_t{1} << (was - 1));
@@ -128,7 +128,7 @@ public:
             const std::size_t word = i * 64 + static_cast<std::size_t>(std::countr_zero(words[i]));
             std::uint64_t counts_of_word = free.word(word);
             for (std::size_t j = 1; j <= k; ++j) counts_of_word = widen(counts_of_word, j);
-            const std::uint64_t one_group = one_group_lanes_[(k - 1) * words_ + word];
+            const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
             std::uint32_t window = npos32;
             for_each_window_of_two(counts_of_word, k, [&](unsigned at, std::uint64_t held) {
                 if (held != bit + 1 || ((one_group >> at) & 1U) != kind) return false;
@@ -200,7 +200,7 @@ private:
     // Word `word` of slot `s` now has the counts `now`: the words of each
     // count that came or went are told.
     void file(std::size_t s, std::size_t word, std::uint64_t now) noexcept {
-        std::uint64_t& filed = present_[s * words_ + word];
+        std::uint64_t& filed = present_[word * 2 * sizes_ + s];
         std::uint64_t changed = filed ^ now;
         filed = now;
         const std::uint64_t word_bit = std::uint64_t{1} << (word % 64);
@@ -222,9 +222,10 @@ private:
     std::size_t sizes_ = 0;
     std::size_t words_ = 0;      // of the set of wholly free domains
     std::size_t set_words_ = 0;  // of a set of those words
-    // [(k - 1) * words_ + word]: the first bit of each window of 2^k inside one group.
+    // [word * sizes_ + k - 1]: the first bit of each window of 2^k inside one
+    // group (a word's entries side by side: a change reads one line).
     std::vector<std::uint64_t> one_group_lanes_;
-    // [slot * words_ + word]: bit c - 1 when a window of the slot's size and
+    // [word * 2 * sizes_ + slot]: bit c - 1 when a window of the slot's size and
     // kind in the word has c wholly free domains (c >= 2).
     std::vector<std::uint64_t> present_;
     // [(slot * 64 + c - 1) * set_words_ ...]: the words whose present_ has bit c - 1.
