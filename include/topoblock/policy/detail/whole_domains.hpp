@@ -73,7 +73,6 @@ public:
         scanned_free_.clear();
         flipped_.clear();
         small_ = {};
-        first_bucketed_ = 0;
         total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
         kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
@@ -112,7 +111,6 @@ public:
         first_scanned_ = first_scanned != 0 ? first_scanned : sizes_.size();
         small_ = word_windows(first_scanned_ - 1, domains,
                               [&](std::size_t k, std::size_t w) { return sizes_[k].one_group[w] != 0; });
-        first_bucketed_ = small_.sizes() + 1;
         flipped_.assign(domains, 0);
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
@@ -151,11 +149,12 @@ public:
                 small_.refile_word(word, wholly_free_.word(word));
             }
         }
-        for (std::size_t k = first_bucketed_; k < first_scanned_ && count != 0; ++k) {
+        const std::size_t first_bucketed = first_bucketed_size();
+        for (std::size_t k = first_bucketed; k < first_scanned_ && count != 0; ++k) {
             std::size_t kept = 0;
             std::uint32_t last = npos32;
             for (std::size_t i = 0; i < count; ++i) {
-                const std::uint32_t w = windows[i] >> (k == first_bucketed_ ? k : 1);
+                const std::uint32_t w = windows[i] >> (k == first_bucketed ? k : 1);
                 if (w == last) continue;  // one domain after another: often the same window
                 last = w;
                 windows[kept++] = w;
@@ -199,7 +198,7 @@ public:
         // Windows of fewer than `domains` domains cannot hold them.
         std::size_t k = std::bit_width(domains - 1);
         for (; k < first_scanned_; ++k) {
-            const std::uint32_t w = k < first_bucketed_ ? small_.find(k, domains, wholly_free_) : filed_window(k, domains);
+            const std::uint32_t w = k < first_bucketed_size() ? small_.find(k, domains, wholly_free_) : filed_window(k, domains);
             if (w != npos32) {
                 take_window(k, w, domains, chosen);
                 return true;
@@ -245,7 +244,7 @@ public:
                 for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
                     free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
                 if (k == first_scanned_ && free != scanned_free_[w]) return "whole-domain windows: stale count";
-                if (k < first_bucketed_ || k >= first_scanned_) continue;  // not in buckets
+                if (k < first_bucketed_size() || k >= first_scanned_) continue;  // not in buckets
                 const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
                 const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
                 if (filed.key_of(w) != filed_key(free) || other.contains(w))
@@ -259,13 +258,13 @@ private:
     TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
         flip(d, wholly_free_now);
         if (small_.sizes() != 0) small_.refile_domain(d, wholly_free_.word(d / 64));
-        for (std::size_t k = first_bucketed_; k < first_scanned_; ++k) file(k, d >> k);
+        for (std::size_t k = first_bucketed_size(); k < first_scanned_; ++k) file(k, d >> k);
     }
 
     static constexpr std::uint32_t filed_above = 64;
     struct window_size {
         std::vector<std::uint8_t> one_group;   // per window: inside one group
-        // Kept for the sizes filed in buckets (from first_bucketed_).
+        // Kept for the sizes filed in buckets (from first_bucketed_size()).
         bucket_index one_group_by_free;
         bucket_index mixed_by_free;
     };
@@ -322,14 +321,16 @@ private:
     indexed_bitset wholly_free_;
     std::uint32_t total_free_ = 0;   // wholly free domains in the cluster
     std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
-    // Sizes 1 .. first_scanned_ - 1 are filed (those below first_bucketed_
-    // by word, in small_; the others in buckets); the rest are scanned, and
+    // Sizes 1 .. first_scanned_ - 1 are filed (those below
+    // first_bucketed_size() by word, in small_; the others in buckets); the
+    // rest are scanned, and
     // scanned_free_ holds the wholly free domains of each window of the
     // first of them.
     std::size_t first_scanned_ = 0;
     std::vector<std::uint32_t> scanned_free_;
     word_windows small_;
-    std::size_t first_bucketed_ = 0;
+    // The sizes small_ does not file (from 7), up to first_scanned_, are in buckets.
+    std::size_t first_bucketed_size() const noexcept { return small_.sizes() + 1; }
     // on_domains_change's list of flipped domains, then of their windows:
     // room for every domain, so a change never allocates.
     std::vector<std::uint32_t> flipped_;

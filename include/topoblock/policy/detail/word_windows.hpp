@@ -96,10 +96,8 @@ public:
         std::uint64_t counts = bits;
         for (std::size_t k = 1; k <= sizes_; ++k) {
             counts = widen(counts, k);
-            const unsigned width = 1U << k;
-            const unsigned at = bit & ~(width - 1);
-            const std::uint64_t lane = k < max_sizes ? (std::uint64_t{1} << width) - 1 : ~std::uint64_t{0};
-            const std::uint64_t count = (counts >> at) & lane;
+            const unsigned at = bit & ~((1U << k) - 1);
+            const std::uint64_t count = (counts >> at) & lane_bits[k];
             const std::uint64_t was = now_set ? count - 1 : count + 1;
             if (count < 2 && was < 2) continue;  // filed nowhere before or after: most flips on a busy cluster
             const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
@@ -157,13 +155,16 @@ public:
     }
 
 private:
-    // Bit 0 of each lane of 2^k bits, and the low half of each lane.
+    // Bit 0 of each lane of 2^k bits, the low half of each lane, and the
+    // lowest lane whole.
     static constexpr std::array<std::uint64_t, max_sizes + 1> lane_low_bit = {
         ~std::uint64_t{0},     0x5555555555555555ULL, 0x1111111111111111ULL, 0x0101010101010101ULL,
         0x0001000100010001ULL, 0x0000000100000001ULL, 0x0000000000000001ULL};
     static constexpr std::array<std::uint64_t, max_sizes + 1> lane_low_half = {
         0,                     0x5555555555555555ULL, 0x3333333333333333ULL, 0x0F0F0F0F0F0F0F0FULL,
         0x00FF00FF00FF00FFULL, 0x0000FFFF0000FFFFULL, 0x00000000FFFFFFFFULL};
+    static constexpr std::array<std::uint64_t, max_sizes + 1> lane_bits = {
+        0x1ULL, 0x3ULL, 0xFULL, 0xFFULL, 0xFFFFULL, 0xFFFFFFFFULL, ~std::uint64_t{0}};
 
     // Counts in lanes of 2^k bits from those in lanes of 2^(k-1): each lane
     // of a word holds how many of its bits are set (a popcount's steps).
@@ -185,13 +186,11 @@ private:
     // `counts` that holds two or more, lowest first, until f returns true.
     template <class F>
     static void for_each_window_of_two(std::uint64_t counts, std::size_t k, F&& f) {
-        const unsigned width = 1U << k;
-        const std::uint64_t lane = k < max_sizes ? (std::uint64_t{1} << width) - 1 : ~std::uint64_t{0};
         // A count of two or more sets a bit above its lane's lowest.
         for (std::uint64_t many = counts & ~lane_low_bit[k]; many != 0;) {
-            const unsigned at = static_cast<unsigned>(std::countr_zero(many)) & ~(width - 1);
-            if (f(at, (counts >> at) & lane)) return;
-            many &= ~(lane << at);
+            const unsigned at = static_cast<unsigned>(std::countr_zero(many)) & ~((1U << k) - 1);
+            if (f(at, (counts >> at) & lane_bits[k])) return;
+            many &= ~(lane_bits[k] << at);
         }
     }
 
