@@ -180,6 +180,28 @@ TEST_CASE("slurm-block: GPU requests share nodes like cons_tres with gres/gpu") 
     CHECK_FALSE(a.policy().supports(request::gpus(8).with_segment(4)));
 }
 
+TEST_CASE("slurm-block: wholly free racks, kept apart from the counts, tie with partly used racks as Slurm's counts do") {
+    // Four racks of 18 four-GPU nodes. The indexed mode files a wholly free
+    // rack under no count, only in a set of its own: each answer below
+    // weighs that set against the counted racks.
+    auto a = from_conf(four_racks);
+    const auto consistent = [&] { CHECK(a.policy().check(a.state()).empty()); };
+    CHECK(place(a, request::gpus(1)) == "n55");  // every rack has 18 nodes with a free GPU: the later
+    consistent();
+    CHECK(place(a, request::gpus(1)) == "n55");  // r4, counted, still ties the wholly free racks at 18
+    CHECK(nodes(a, 18) == "n[37-54]");           // r4 has 17 wholly free nodes: the later free rack
+    consistent();
+    set_down(a, "n19");                          // r2: 17 nodes up
+    CHECK(nodes(a, 18) == "n[01-18]");
+    CHECK(nodes(a, 1) == "n56");                 // r2 and r4 tie at 17: the later
+    consistent();
+    CHECK(nodes(a, 18) == "PENDING fragmented");
+    REQUIRE(a.up(*a.topo().find_node("n19")));   // r2 is wholly free again
+    consistent();
+    CHECK(nodes(a, 18) == "n[19-36]");
+    consistent();
+}
+
 TEST_CASE("slurm-block: a level larger than the cluster still makes one group of every block, as in Slurm") {
     // Half a first rack: S = 9, three base blocks, the default levels. A
     // 37-node job wants 8 base blocks (level 3, past the 4 that already span

@@ -91,7 +91,7 @@ TEST_CASE("a one-word fixed_bitset (a domain's node mask) sets and clears ranges
     for (int op = 0; op < 4000; ++op) change_random_range(r, b, model, r.between(0, 64));
 }
 
-TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit copies, clear bits and range counts included") {
+TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit copies, clear bits, the last bit and range counts included") {
     test::rng r(7);
     for (std::size_t size : {1U, 63U, 64U, 65U, 4096U, 5000U, 300000U}) {
         CAPTURE(size);
@@ -128,6 +128,7 @@ TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit cop
             REQUIRE(b.find_next_clear(from) == clear);
             REQUIRE(b.any() == !model.empty());
             REQUIRE(b.find_first() == (model.empty() ? size : *model.begin()));
+            REQUIRE(b.find_last() == (model.empty() ? size : *model.rbegin()));
             // Ranges of every length up to a few words, some past the end.
             const std::size_t length = r.chance(50) ? std::size_t{1} << r.between(0, 8) : r.between(0, 300);
             REQUIRE(b.count(from, length) ==

@@ -50,13 +50,17 @@ struct slurm_block_shape {
 // - Nodes outside every block serve a job only when no base-block node can.
 // Cost, indexed (the default): the policy keeps, per base block, its count of
 // qualifying nodes for each threshold (wholly free; at least k unheld GPUs,
-// k = 1..G), base blocks in a bucket index per threshold, and per enabled
-// level the groups' free nodes (a bucket index when there are more than 64
-// groups); on_domain_change refiles one base block in O(G) and marks it, and
-// the marked blocks' groups are filed when a decision next reads a level
-// above 0 or when 64 blocks are marked, once per group and level however
-// many changes came between: O(levels) per change, amortized, and at most
-// 64 blocks' worth in any one call. With
+// k = 1..G), base blocks in a bucket index per threshold (a wholly free
+// block of the most nodes and GPUs in a set of its own instead: it meets
+// every threshold with the largest count, and a multi-block job takes and
+// gives back such blocks whole, which would move each at every threshold),
+// and per enabled level the groups' free nodes (a bucket index when there
+// are more than 64 groups); on_domain_change refiles one base block in O(G)
+// and marks it, and the marked blocks' groups are filed when a decision
+// next reads a level above 0 or when 64 blocks are marked, once per group
+// and level however many changes came between (none for a block given back
+// as it was): O(levels) per change, amortized, and at most 64 blocks' worth
+// in any one call. With
 // those, a decision costs no more as the cluster grows when it is
 // - one part (no segments, or one segment) and not exclusive, and
 // - the group is exactly max_ll level-LL blocks, so a group qualifies by its
@@ -113,6 +117,7 @@ public:
         grouped_whole_.clear();
         unfiled_.clear();
         unfiled_count_ = 0;
+        full_blocks_ = indexed_bitset();
         if (!use_indexes) return;
         attached_shape_ = shape(topo);
         attached_domains_ = topo.domain_count();
@@ -129,6 +134,8 @@ public:
         kept_thresholds_ = all_gpus_threshold_ != npos32 ? thresholds_ - 1 : thresholds_;
         qualifying_.assign(std::size_t{blocks} * kept_thresholds_, 0);
         blocks_by_qualifying_.assign(kept_thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
+        full_nodes_ = topo.max_domain_nodes();
+        full_blocks_ = indexed_bitset(blocks);
         groups_.resize(max_level + 1);
         grouped_whole_.assign(blocks, 0);
         unfiled_.assign(blocks, 0);
@@ -170,7 +177,7 @@ public:
         std::size_t total = heap_bytes(block_sizes_) + heap_bytes(counts_) + heap_bytes(taken_) + heap_bytes(ll_sums_) +
                             heap_bytes(sorted_) + heap_bytes(closed_) + heap_bytes(required_) + heap_bytes(qualifying_) +
                             nested_heap_bytes(blocks_by_qualifying_) + heap_bytes(groups_) + heap_bytes(grouped_whole_) +
-                            heap_bytes(unfiled_) + heap_bytes(unfiled_blocks_);
+                            heap_bytes(unfiled_) + heap_bytes(unfiled_blocks_) + full_blocks_.memory_bytes();
         for (const group_summary& g : groups_) total += heap_bytes(g.free_nodes) + g.by_free_nodes.memory_bytes();
         return total;
     }
@@ -202,12 +209,14 @@ public:
                 for (std::uint32_t k = 1; k < thresholds_ && k <= count_bits(usable); ++k) ++recount[k];
             }
             const std::string where = " of base block '" + info.name + "'";
+            const bool full = recount[0] == full_nodes_ && info.gpus_per_node + 1 == thresholds_;
+            if (full_blocks_.test(b) != full) return "slurm-block: the set of wholly free base blocks is wrong" + where;
             for (std::uint32_t t = 0; t < thresholds_; ++t) {
                 const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
                 const std::uint32_t kept = kept_threshold(t);
                 if (qualifying_[std::size_t{b} * kept_thresholds_ + kept] != recount[t])
                     return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[kept].key_of(b) != bucket_index::nonzero_key(recount[t]))
+                if (blocks_by_qualifying_[kept].key_of(b) != (full ? npos32 : bucket_index::nonzero_key(recount[t])))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
             }
             for (std::size_t level = 1; level < groups_.size(); ++level)
@@ -462,6 +471,18 @@ private:
             return added;
         }
 
+        // take_nodes(d, 0, rem) for a base block of full_blocks_, whose nodes
+        // are all one run of wholly free ones.
+        std::uint32_t take_full_block(domain_id d, std::uint32_t rem) const {
+            const domain_shape info = state.topo().shape(d);
+            const gpu_mask full = full_gpu_mask(info.gpus_per_node);
+            const std::uint32_t count = std::min(info.node_count, rem);
+            const bool short_last = count == rem && j.last_gpus != 0;
+            out.add_nodes(info.first_node, short_last ? count - 1 : count, full);
+            if (short_last) out.add(info.first_node + count - 1, lowest_bits(full, j.last_gpus));
+            return count;
+        }
+
         // A whole-node job walks only wholly free, usable nodes, so their
         // usable GPUs are all of them.
         void add(node_id n, bool last) const {
@@ -514,7 +535,7 @@ private:
             // counts per block, which the summaries do not.
             if (j.whole ? j.min_gpus > self.whole_min_gpus_ : asked == 0 || asked >= self.thresholds_) return false;
             const std::uint32_t t = self.kept_threshold(asked);
-            if (self.blocks_by_qualifying_[t].empty()) {
+            if (self.blocks_by_qualifying_[t].empty() && !self.full_blocks_.any()) {
                 result = outside();
                 return true;
             }
@@ -530,11 +551,8 @@ private:
                 result = take_nodes(group, 0, j.part) == j.part ? errc::ok : shortfall();
                 return true;
             }
-            const std::uint32_t blocks = shape.block_count;
-            if (counts.size() < blocks) counts.resize(blocks);
-            const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, blocks);
-            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
-            result = take_by_count(begin, end, j.part) ? errc::ok : shortfall();
+            const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, shape.block_count);
+            result = take_by_count(begin, end, j.part, t) ? errc::ok : shortfall();
             return true;
         }
 
@@ -546,7 +564,16 @@ private:
         // the one with the fewest that does: one ordering instead of a pass
         // over the group per block taken. The naive mode takes the group
         // through take_from_group, so the differential tests compare the two.
-        bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem) {
+        // Counts are of threshold t.
+        bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
+            if (self.full_blocks_.count(begin, end - begin) == end - begin) {
+                // Every block full (as a multi-block job finds its group):
+                // most nodes first is the later first.
+                for (domain_id b = end; b-- > begin && rem > 0;) rem -= take_full_block(b, rem);
+                return rem == 0;
+            }
+            if (counts.size() < end) counts.resize(shape.block_count);
+            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
             sorted.clear();
             for (domain_id b = end; b-- > begin;) sorted.push_back(b);  // often in order already: idle racks
             std::sort(sorted.begin(), sorted.end(),
@@ -753,7 +780,14 @@ private:
     std::uint32_t kept_thresholds_ = 0;          // thresholds with counts of their own: thresholds_, less that one
     std::uint32_t whole_min_gpus_ = npos32;  // the fewest GPUs per node of a non-empty base block
     std::vector<std::uint32_t> qualifying_;  // nodes meeting threshold t: [block * kept_thresholds_ + kept_threshold(t)]
-    std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count
+    std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count, but for full_blocks_
+    // Base blocks of the most nodes, each of the most GPUs, all up and
+    // wholly free: they meet every threshold with full_nodes_ nodes, the
+    // largest key, and are filed under no threshold but only here. A
+    // multi-block job takes and gives back such blocks whole; filed per
+    // threshold, each cost a bucket move at every threshold both ways.
+    indexed_bitset full_blocks_;
+    std::uint32_t full_nodes_ = 0;  // the most nodes a domain has
     // Groups are filed when a decision reads them, not on every change: most
     // jobs fit one base block and never read them, and a job placed and
     // released before the next read moves no group at all. Each change costs
@@ -785,15 +819,39 @@ private:
     void count_block(const State& state, domain_id d) {
         const bool open = state.domain_open(d);
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
-        if (whole != qualifying_[std::size_t{d} * kept_thresholds_]) {
-            file_block(0, d, whole);
-            if (unfiled_[d] == 0) {
-                unfiled_[d] = 1;
-                unfiled_blocks_[unfiled_count_++] = d;
-                // However long since the last multi-block job, the next one
-                // files the groups of at most this many blocks.
-                if (unfiled_count_ == unfiled_limit) file_groups();
+        if (whole == full_nodes_ || full_blocks_.test(d)) return count_full_edge(state, d, open, whole);
+        file_counts(state, d, open, whole, false);
+    }
+    // count_block for a block that is or was in full_blocks_ (or has the
+    // most nodes, all free, on a cluster of mixed nodes). Out of line: the
+    // common change, inside a partly used block, stays as small as it was.
+    template <class State>
+    TOPOBLOCK_NOINLINE void count_full_edge(const State& state, domain_id d, bool open, std::uint32_t whole) {
+        const bool was_full = full_blocks_.test(d);
+        // Reads the domain's shape only on a cluster of mixed nodes.
+        if (whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node + 1 == thresholds_)) {
+            if (was_full) return;
+            full_blocks_.set(d);
+            std::uint32_t* counts = &qualifying_[std::size_t{d} * kept_thresholds_];
+            const bool changed = counts[0] != whole;
+            // A count of 0 is filed nowhere (assign_nonzero).
+            for (std::uint32_t t = 0; t < kept_thresholds_; ++t) {
+                if (counts[t] != 0) blocks_by_qualifying_[t].remove(d);
+                counts[t] = whole;
             }
+            if (changed) mark_unfiled(d);
+            return;
+        }
+        if (was_full) full_blocks_.reset(d);
+        file_counts(state, d, open, whole, was_full);
+    }
+    // Files block d's counts; `unfiled`: it is filed under no key (it was
+    // full), so each count is filed even where it stayed.
+    template <class State>
+    void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool unfiled) {
+        if (whole != qualifying_[std::size_t{d} * kept_thresholds_]) {
+            file_block(0, d, whole, unfiled);
+            mark_unfiled(d);
         }
         // Nodes with at least k unheld GPUs, for k from the most down. A
         // node never has more unheld GPUs than its domain's nodes hold, so
@@ -804,27 +862,44 @@ private:
         if (k == all_gpus_threshold_) at_least = whole, --k;
         for (; k >= 1; --k) {
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
-            file_block(k, d, at_least);
+            file_block(k, d, at_least, unfiled);
         }
+    }
+    // Block d's wholly free nodes changed (its count is written): its
+    // groups are filed at the next read.
+    void mark_unfiled(domain_id d) {
+        if (unfiled_[d] != 0) return;
+        unfiled_[d] = 1;
+        unfiled_blocks_[unfiled_count_++] = d;
+        // However long since the last multi-block job, the next one files
+        // the groups of at most this many blocks.
+        if (unfiled_count_ == unfiled_limit) file_groups();
     }
     // Brings every group's free nodes up to the marked blocks, then files
     // each changed group once per level: O(marked blocks x enabled levels),
     // each change paid for once.
     void file_groups() const noexcept {
         if (unfiled_count_ == 0) return;
-        const std::span<const domain_id> unfiled(unfiled_blocks_.data(), unfiled_count_);
         const std::uint32_t group_levels = attached_shape_.levels & ~1U;
-        for (domain_id d : unfiled) {
+        // A block given back as it was taken (a job placed and released
+        // between two reads) moves no group: only the others are kept.
+        std::size_t changed = 0;
+        for (std::size_t i = 0; i < unfiled_count_; ++i) {
+            const domain_id d = unfiled_blocks_[i];
             unfiled_[d] = 0;
             const std::uint32_t whole = qualifying_[std::size_t{d} * kept_thresholds_];
             const std::uint32_t before = grouped_whole_[d];
+            if (whole == before) continue;
             grouped_whole_[d] = whole;
             for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
                 const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
                 std::uint32_t& free = groups_[level].free_nodes[d >> level];
                 free = free - before + whole;
             }
+            unfiled_blocks_[changed++] = d;
         }
+        unfiled_count_ = 0;
+        const std::span<const domain_id> unfiled(unfiled_blocks_.data(), changed);
         for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
             const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
             group_summary& g = groups_[level];
@@ -839,14 +914,16 @@ private:
                 g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
             }
         }
-        unfiled_count_ = 0;
     }
 
-    void file_block(std::uint32_t t, domain_id b, std::uint32_t count) noexcept {
+    // `unfiled`: the block is filed under no key (it was full), so its
+    // count is filed even when it stayed.
+    void file_block(std::uint32_t t, domain_id b, std::uint32_t count, bool unfiled) noexcept {
         std::uint32_t& kept = qualifying_[std::size_t{b} * kept_thresholds_ + t];
-        if (kept == count) return;
+        if (kept == count && !unfiled) return;
         kept = count;
-        blocks_by_qualifying_[t].assign_nonzero(b, count);
+        // One call site: refile stays inlined.
+        if (!unfiled || count != 0) blocks_by_qualifying_[t].assign_nonzero(b, count);
     }
 
     // The item with the fewest (>= rem) qualifying nodes, the later on ties.
@@ -854,10 +931,26 @@ private:
         const std::uint32_t key = index.next_key(rem);
         return key == npos32 ? npos32 : index.last_in(key, npos32);
     }
+    // The base block with the fewest (>= rem) nodes of threshold t, the
+    // later on ties: the full blocks hold the largest key, full_nodes_.
+    std::uint32_t tightest_block(std::uint32_t t, std::uint32_t rem) const noexcept {
+        const bucket_index& index = blocks_by_qualifying_[t];
+        const std::uint32_t filed = tightest(index, rem);
+        if (filed == npos32 ? rem > full_nodes_ : index.key_of(filed) < full_nodes_) return filed;
+        return later_full(filed);
+    }
+    // The later of `filed` (npos32: none) and the last full block. Out of
+    // line: most answers come from the buckets alone.
+    TOPOBLOCK_NOINLINE std::uint32_t later_full(std::uint32_t filed) const noexcept {
+        const std::size_t last = full_blocks_.find_last();
+        if (last == full_blocks_.size()) return filed;
+        const auto full = static_cast<std::uint32_t>(last);
+        return filed == npos32 ? full : std::max(full, filed);
+    }
     // The group at `level` Slurm picks for a part of `rem` nodes of threshold
     // t (level 0: a base block), or npos32 when none holds it.
     std::uint32_t tightest_group(std::uint32_t level, std::uint32_t t, std::uint32_t rem) const noexcept {
-        if (level == 0) return tightest(blocks_by_qualifying_[t], rem);
+        if (level == 0) return tightest_block(t, rem);
         file_groups();
         const group_summary& g = groups_[level];
         if (g.indexed) return tightest(g.by_free_nodes, rem);

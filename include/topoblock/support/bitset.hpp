@@ -246,6 +246,16 @@ public:
             }
         return size_;
     }
+    // The last set bit, or size() when there is none: the summary from its
+    // top, so a set of up to 4,096 bits costs two loads here too.
+    std::size_t find_last() const noexcept {
+        for (std::size_t s = summary_.size(); s-- > 0;)
+            if (summary_[s] != 0) {
+                const std::size_t w = s * 64 + 63 - static_cast<std::size_t>(std::countl_zero(summary_[s]));
+                return w * 64 + 63 - static_cast<std::size_t>(std::countl_zero(words_[w]));
+            }
+        return size_;
+    }
     // The first clear bit at or after `from`, or size() when every bit from
     // there is set: where a run of set bits ends, a word at a time.
     std::size_t find_next_clear(std::size_t from) const noexcept {
