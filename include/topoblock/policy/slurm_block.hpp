@@ -842,7 +842,15 @@ private:
             if (changed) mark_unfiled(d);
             return;
         }
-        if (was_full) full_blocks_.reset(d);
+        if (was_full) {
+            full_blocks_.reset(d);
+            if (state.domain(d).free_gpus == 0) {
+                // Taken whole: every count is 0, filed nowhere.
+                std::fill_n(&qualifying_[std::size_t{d} * kept_thresholds_], kept_thresholds_, 0U);
+                mark_unfiled(d);
+                return;
+            }
+        }
         file_counts(state, d, open, whole, was_full);
     }
     // Files block d's counts; `unfiled`: it is filed under no key (it was
