@@ -930,7 +930,7 @@ private:
         std::uint32_t& kept = qualifying_[std::size_t{b} * kept_thresholds_ + t];
         if (kept == count && !unfiled) return;
         kept = count;
-        // One call site: refile stays inlined.
+        // A block that was full is filed nowhere, as a count of 0 is.
         if (!unfiled || count != 0) blocks_by_qualifying_[t].assign_nonzero(b, count);
     }
 
