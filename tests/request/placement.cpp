@@ -1,6 +1,7 @@
 // A placement keeps its pieces as runs: it must read back exactly the pieces
 // added, in order, with no two runs that could be one, and truncate to a
-// piece count as a vector would.
+// piece count as a vector would; sorted by node, it lists a set of distinct
+// nodes one way, however they were added.
 
 #include "../reference_model.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace topoblock;
@@ -94,5 +96,44 @@ TEST_CASE("placement: add, add_nodes and truncate against a vector of pieces") {
         REQUIRE(p.taken_on(probe) == taken_on_model(model, probe));
         // An allocation record built from the runs reads back the same pieces.
         REQUIRE(piece_list(p.runs()) == model);
+    }
+}
+
+TEST_CASE("placement: sort_by_node lists distinct nodes in node order, runs joined") {
+    test::rng r(11);
+    for (int round = 0; round < 2000; ++round) {
+        // Distinct nodes of 0..79, added in a random order, some as runs.
+        std::vector<piece> model;
+        placement p;
+        std::vector<std::uint8_t> used(80, 0);
+        const std::uint32_t adds = r.between(0, 12);
+        for (std::uint32_t a = 0; a < adds; ++a) {
+            const node_id first = r.between(0, 79);
+            std::uint32_t count = r.between(1, 6);
+            const gpu_mask gpus = r.chance(70) ? 0xfULL : r.between(1, 15);
+            for (std::uint32_t i = 0; i < count; ++i)
+                if (first + i >= used.size() || used[first + i] != 0) count = i;
+            for (std::uint32_t i = 0; i < count; ++i) {
+                used[first + i] = 1;
+                model.push_back({first + i, gpus});
+            }
+            p.add_nodes(first, count, gpus);
+        }
+        p.sort_by_node();
+        std::sort(model.begin(), model.end(), [](const piece& x, const piece& y) { return x.node < y.node; });
+        REQUIRE(read_back(p) == model);
+        REQUIRE(p.size() == model.size());
+        for (std::size_t i = 1; i < p.runs().size(); ++i) {
+            const piece_run& before = p.runs()[i - 1];
+            REQUIRE(before.first + before.nodes <= p.runs()[i].first);
+            REQUIRE_FALSE(before.followed_by({p.runs()[i].first, p.runs()[i].gpus}));
+        }
+        // The listing is the set's: the same pieces one at a time, in
+        // reverse, sort to the same runs.
+        placement one_by_one;
+        for (std::size_t i = model.size(); i-- > 0;) one_by_one.add(model[i].node, model[i].gpus);
+        one_by_one.sort_by_node();
+        REQUIRE(std::vector<piece_run>(one_by_one.runs().begin(), one_by_one.runs().end()) ==
+                std::vector<piece_run>(p.runs().begin(), p.runs().end()));
     }
 }

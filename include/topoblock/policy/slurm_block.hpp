@@ -274,7 +274,11 @@ public:
         // Attached, the shape is the one the summaries were built for.
         const slurm_block_shape shape_now = indexed_for(topo) ? attached_shape_ : shape(topo);
         decision<State> d{state, req, j, shape_now, *this, out};
-        return d.run();
+        const errc result = d.run();
+        // Slurm's job holds a set of nodes, listed in index order, whatever
+        // order _choose_best_bblock found them in.
+        if (result == errc::ok && j.nodes > 1) out.sort_by_node();
+        return result;
     }
 
 private:
@@ -471,16 +475,35 @@ private:
             return added;
         }
 
-        // take_nodes(d, 0, rem) for a base block of full_blocks_, whose nodes
-        // are all one run of wholly free ones.
-        std::uint32_t take_full_block(domain_id d, std::uint32_t rem) const {
+        // The first `count` nodes of a base block of full_blocks_, all wholly
+        // free; `last`: the job ends with them, and its last node may take
+        // fewer GPUs (add(n, true)).
+        void take_full_block(domain_id d, std::uint32_t count, bool last) const {
             const domain_shape info = state.topo().shape(d);
             const gpu_mask full = full_gpu_mask(info.gpus_per_node);
-            const std::uint32_t count = std::min(info.node_count, rem);
-            const bool short_last = count == rem && j.last_gpus != 0;
+            const bool short_last = last && j.last_gpus != 0;
             out.add_nodes(info.first_node, short_last ? count - 1 : count, full);
             if (short_last) out.add(info.first_node + count - 1, lowest_bits(full, j.last_gpus));
-            return count;
+        }
+
+        // Every node of the full blocks [begin, end): one add_nodes per
+        // stretch of consecutive node ids (all of them, when the blocks'
+        // nodes follow one another), not one per block.
+        void take_full_blocks(domain_id begin, domain_id end) const {
+            if (begin >= end) return;
+            const topology& topo = state.topo();
+            const gpu_mask full = full_gpu_mask(topo.shape(begin).gpus_per_node);
+            node_id first = topo.shape(begin).first_node, count = 0;
+            for (domain_id b = begin; b < end; ++b) {
+                const domain_shape info = topo.shape(b);
+                if (info.first_node != first + count) {
+                    out.add_nodes(first, count, full);
+                    first = info.first_node;
+                    count = 0;
+                }
+                count += info.node_count;
+            }
+            out.add_nodes(first, count, full);
         }
 
         // A whole-node job walks only wholly free, usable nodes, so their
@@ -568,9 +591,16 @@ private:
         bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
             if (self.full_blocks_.count(begin, end - begin) == end - begin) {
                 // Every block full (as a multi-block job finds its group):
-                // most nodes first is the later first.
-                for (domain_id b = end; b-- > begin && rem > 0;) rem -= take_full_block(b, rem);
-                return rem == 0;
+                // most nodes first is the later first, so the job takes the
+                // group's last blocks whole but the lowest, which Slurm
+                // takes last, from its first node. Added in node order, the
+                // whole ones join into one run, and the sort finds them in
+                // order.
+                const std::uint32_t blocks = ceil_div(rem, self.full_nodes_);
+                if (blocks > end - begin) return false;
+                take_full_block(end - blocks, rem - (blocks - 1) * self.full_nodes_, true);
+                take_full_blocks(end - blocks + 1, end);
+                return true;
             }
             if (counts.size() < end) counts.resize(shape.block_count);
             for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];

@@ -103,6 +103,26 @@ public:
         else runs_.push_back({first, count, gpus});
         size_ += count;
     }
+    // Lists the pieces in node order, runs that continue one another joined:
+    // for a policy whose order of choice means nothing (a Slurm job holds
+    // a set of nodes). O(runs) when they are in order already, as they
+    // mostly are; O(runs x log) otherwise.
+    void sort_by_node() {
+        if (runs_.size() < 2) return;
+        // A total order, so that the listing does not depend on how the sort
+        // goes (a node held twice is in two runs with one first node);
+        // std::sort does not allocate.
+        const auto by_node = [](const piece_run& a, const piece_run& b) {
+            return a.first != b.first ? a.first < b.first : a.nodes != b.nodes ? a.nodes < b.nodes : a.gpus < b.gpus;
+        };
+        if (!std::is_sorted(runs_.begin(), runs_.end(), by_node)) std::sort(runs_.begin(), runs_.end(), by_node);
+        std::size_t kept = 0;
+        for (std::size_t i = 1; i < runs_.size(); ++i) {
+            if (runs_[kept].followed_by({runs_[i].first, runs_[i].gpus})) runs_[kept].nodes += runs_[i].nodes;
+            else runs_[++kept] = runs_[i];
+        }
+        runs_.resize(kept + 1);
+    }
     std::span<const piece_run> runs() const noexcept { return runs_; }
     detail::run_pieces pieces() const noexcept { return {runs_}; }
     bool empty() const noexcept { return size_ == 0; }
