@@ -167,8 +167,22 @@ public:
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (qualifying_.empty()) return;
-        for (domain_id d : changed)
-            if (d < attached_shape_.block_count) count_block(state, d);
+        for (domain_id d : changed) {
+            if (d >= attached_shape_.block_count) continue;
+            // The two changes such a job makes, a full block taken whole
+            // and given back, inline: through count_block's call they cost
+            // a third more.
+            if (full_blocks_.test(d)) {
+                if (state.domain(d).free_gpus == 0) {
+                    leave_full_taken(d);
+                    continue;
+                }
+            } else if (uniform_gpus_ != 0 && state.domain_open(d) && state.domain(d).free_nodes == full_nodes_) {
+                enter_full(d);
+                continue;
+            }
+            count_block(state, d);
+        }
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
@@ -860,28 +874,38 @@ private:
         const bool was_full = full_blocks_.test(d);
         // Reads the domain's shape only on a cluster of mixed nodes.
         if (whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node + 1 == thresholds_)) {
-            if (was_full) return;
-            full_blocks_.set(d);
-            std::uint32_t* counts = &qualifying_[std::size_t{d} * kept_thresholds_];
-            const bool changed = counts[0] != whole;
-            // A count of 0 is filed nowhere (assign_nonzero).
-            for (std::uint32_t t = 0; t < kept_thresholds_; ++t) {
-                if (counts[t] != 0) blocks_by_qualifying_[t].remove(d);
-                counts[t] = whole;
-            }
-            if (changed) mark_unfiled(d);
+            if (!was_full) enter_full(d);
             return;
         }
         if (was_full) {
+            if (state.domain(d).free_gpus == 0) return leave_full_taken(d);
             full_blocks_.reset(d);
-            if (state.domain(d).free_gpus == 0) {
-                // Taken whole: every count is 0, filed nowhere.
-                std::fill_n(&qualifying_[std::size_t{d} * kept_thresholds_], kept_thresholds_, 0U);
-                mark_unfiled(d);
-                return;
-            }
         }
         file_counts(state, d, open, whole, was_full);
+    }
+    // Block d, not in full_blocks_, is full now: its counts are full_nodes_,
+    // filed only there.
+    TOPOBLOCK_ALWAYS_INLINE void enter_full(domain_id d) {
+        full_blocks_.set(d);
+        // Locals: a store through `counts` could write any member the loop
+        // reads, which would then be read again each step.
+        const std::uint32_t kept = kept_thresholds_, whole = full_nodes_;
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * kept];
+        bucket_index* filed = blocks_by_qualifying_.data();
+        const bool changed = counts[0] != whole;
+        // A count of 0 is filed nowhere (assign_nonzero).
+        for (std::uint32_t t = 0; t < kept; ++t) {
+            if (counts[t] != 0) filed[t].remove(d);
+            counts[t] = whole;
+        }
+        if (changed) mark_unfiled(d);
+    }
+    // Block d, in full_blocks_, was taken whole (no unheld GPU is left):
+    // every count is 0, filed nowhere.
+    TOPOBLOCK_ALWAYS_INLINE void leave_full_taken(domain_id d) {
+        full_blocks_.reset(d);
+        std::fill_n(&qualifying_[std::size_t{d} * kept_thresholds_], kept_thresholds_, 0U);
+        mark_unfiled(d);
     }
     // Files block d's counts; `unfiled`: it is filed under no key (it was
     // full), so each count is filed even where it stayed.
