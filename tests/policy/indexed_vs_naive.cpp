@@ -227,7 +227,7 @@ TEST_CASE("slurm-block: indexed and naive decide identically") {
     lockstep(c.topo, c.policy, naive_of(c.policy), 54, 30'000);
 }
 
-// The summaries slurm-block decides from: 5 runs x 20,000 operations of
+// The summaries slurm-block decides from: eight runs of 6,000-20,000 operations of
 // Slurm-like requests, summaries recounted every 500. 300 racks make five
 // words per bucket and more than 64 groups at levels 1 and 2; 80 racks with
 // more releases than allocations free whole groups for multi-block jobs;
@@ -240,6 +240,10 @@ TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths")
     lockstep(*parse_topology_spec("nvl72:80"), p, naive_of(p), 56, 20'000, 45, slurm_request, 500);
     lockstep(*parse_topology_spec("nvl72:1100"), p, naive_of(p), 60, 6'000, 45, slurm_request, 500);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), 57, 20'000, 60, slurm_request, 500);
+    // Racks of as many nodes, of 4 and of 8 GPUs: only the 8-GPU ones are
+    // full blocks when wholly free, also when a multi-block job gives them
+    // back.
+    lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, naive_of(p), 61, 10'000, 45, slurm_request, 500);
     const io::slurm_cluster c = slurm_style();
     lockstep(c.topo, c.policy, naive_of(c.policy), 58, 20'000, 50, slurm_request, 500);
     const io::slurm_cluster sparse = sparse_block_sizes();
