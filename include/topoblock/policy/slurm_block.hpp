@@ -169,19 +169,9 @@ public:
         if (qualifying_.empty()) return;
         for (domain_id d : changed) {
             if (d >= attached_shape_.block_count) continue;
-            // The two changes such a job makes, a full block taken whole
-            // and given back, inline: through count_block's call they cost
-            // a third more.
-            if (full_blocks_.test(d)) {
-                if (state.domain(d).free_gpus == 0) {
-                    leave_full_taken(d);
-                    continue;
-                }
-            } else if (uniform_gpus_ != 0 && state.domain_open(d) && state.domain(d).free_nodes == full_nodes_) {
-                enter_full(d);
-                continue;
-            }
-            count_block(state, d);
+            // The two changes such a job makes inline: through count_block's
+            // call they cost a third more.
+            if (!cross_full_edge(state, d)) count_block(state, d);
         }
     }
 
@@ -489,35 +479,21 @@ private:
             return added;
         }
 
-        // The first `count` nodes of a base block of full_blocks_, all wholly
-        // free; `last`: the job ends with them, and its last node may take
-        // fewer GPUs (add(n, true)).
-        void take_full_block(domain_id d, std::uint32_t count, bool last) const {
-            const domain_shape info = state.topo().shape(d);
-            const gpu_mask full = full_gpu_mask(info.gpus_per_node);
-            const bool short_last = last && j.last_gpus != 0;
-            out.add_nodes(info.first_node, short_last ? count - 1 : count, full);
-            if (short_last) out.add(info.first_node + count - 1, lowest_bits(full, j.last_gpus));
-        }
-
-        // Every node of the full blocks [begin, end): one add_nodes per
-        // stretch of consecutive node ids (all of them, when the blocks'
-        // nodes follow one another), not one per block.
-        void take_full_blocks(domain_id begin, domain_id end) const {
-            if (begin >= end) return;
-            const topology& topo = state.topo();
-            const gpu_mask full = full_gpu_mask(topo.shape(begin).gpus_per_node);
-            node_id first = topo.shape(begin).first_node, count = 0;
-            for (domain_id b = begin; b < end; ++b) {
-                const domain_shape info = topo.shape(b);
-                if (info.first_node != first + count) {
-                    out.add_nodes(first, count, full);
-                    first = info.first_node;
-                    count = 0;
-                }
-                count += info.node_count;
-            }
-            out.add_nodes(first, count, full);
+        // The part's `rem` nodes from the last blocks of a group of full
+        // blocks ending at `end`: Slurm takes them from the last down, so the
+        // lowest gives its first nodes and holds the job's last node, which
+        // may take fewer GPUs (add(n, true)). Listed in node order; domains
+        // number their nodes one after another, so the blocks above the
+        // lowest are one run.
+        void take_last_full_blocks(domain_id end, std::uint32_t rem) const {
+            const std::uint32_t blocks = ceil_div(rem, self.full_nodes_);
+            const domain_shape lowest = state.topo().shape(end - blocks);
+            const gpu_mask full = full_gpu_mask(lowest.gpus_per_node);
+            const std::uint32_t in_lowest = rem - (blocks - 1) * self.full_nodes_;
+            const bool short_last = j.last_gpus != 0;
+            out.add_nodes(lowest.first_node, short_last ? in_lowest - 1 : in_lowest, full);
+            if (short_last) out.add(lowest.first_node + in_lowest - 1, lowest_bits(full, j.last_gpus));
+            out.add_nodes(lowest.end_node(), (blocks - 1) * self.full_nodes_, full);
         }
 
         // A whole-node job walks only wholly free, usable nodes, so their
@@ -605,15 +581,9 @@ private:
         bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
             if (self.full_blocks_.count(begin, end - begin) == end - begin) {
                 // Every block full (as a multi-block job finds its group):
-                // most nodes first is the later first, so the job takes the
-                // group's last blocks whole but the lowest, which Slurm
-                // takes last, from its first node. Added in node order, the
-                // whole ones join into one run, and the sort finds them in
-                // order.
-                const std::uint32_t blocks = ceil_div(rem, self.full_nodes_);
-                if (blocks > end - begin) return false;
-                take_full_block(end - blocks, rem - (blocks - 1) * self.full_nodes_, true);
-                take_full_blocks(end - blocks + 1, end);
+                // most nodes first is the later first.
+                if (ceil_div(rem, self.full_nodes_) > end - begin) return false;
+                take_last_full_blocks(end, rem);
                 return true;
             }
             if (counts.size() < end) counts.resize(shape.block_count);
@@ -871,17 +841,29 @@ private:
     // common change, inside a partly used block, stays as small as it was.
     template <class State>
     TOPOBLOCK_NOINLINE void count_full_edge(const State& state, domain_id d, bool open, std::uint32_t whole) {
+        if (cross_full_edge(state, d)) return;
         const bool was_full = full_blocks_.test(d);
-        // Reads the domain's shape only on a cluster of mixed nodes.
-        if (whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node + 1 == thresholds_)) {
-            if (!was_full) enter_full(d);
-            return;
-        }
         if (was_full) {
-            if (state.domain(d).free_gpus == 0) return leave_full_taken(d);
+            if (whole == full_nodes_) return;  // still full
             full_blocks_.reset(d);
         }
         file_counts(state, d, open, whole, was_full);
+    }
+    // The two changes a multi-block job makes to its blocks: a full block
+    // taken whole, a block given back full. false: neither happened here.
+    template <class State>
+    TOPOBLOCK_ALWAYS_INLINE bool cross_full_edge(const State& state, domain_id d) {
+        if (full_blocks_.test(d)) {
+            if (state.domain(d).free_gpus != 0) return false;
+            leave_full_taken(d);
+            return true;
+        }
+        // Reads the domain's shape only on a cluster of mixed nodes.
+        if (!state.domain_open(d) || state.domain(d).free_nodes != full_nodes_ ||
+            (uniform_gpus_ == 0 && state.topo().shape(d).gpus_per_node + 1 != thresholds_))
+            return false;
+        enter_full(d);
+        return true;
     }
     // Block d, not in full_blocks_, is full now: its counts are full_nodes_,
     // filed only there.

@@ -48,7 +48,8 @@ struct domain_shape {
     friend constexpr bool operator==(const domain_shape&, const domain_shape&) = default;
 };
 
-// A set of nodes joined by NVLink. Its nodes have consecutive ids and the same
+// A set of nodes joined by NVLink. Its nodes have consecutive ids (domain
+// d + 1's follow domain d's: the builder numbers them in order) and the same
 // GPU count; it may hold no node at all (an empty Slurm block keeps its place
 // in the block order).
 struct domain_info {
