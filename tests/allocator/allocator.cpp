@@ -553,7 +553,7 @@ TEST_CASE("hold over whole racks with draining trays keeps every counter right")
         }
 }
 
-TEST_CASE("a domain beyond the compile-time capacity is an error; a larger capacity takes it") {
+TEST_CASE("a domain beyond the compile-time capacity is an error, and a larger capacity takes it") {
     topology_builder b;
     b.add_numbered_domain("nvl576", 144, 4, "n", 1, 3);
     const auto t = *b.build();

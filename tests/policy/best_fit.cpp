@@ -161,7 +161,7 @@ TEST_CASE("best-fit: a 72-GPU job cannot run on a rack with one drained tray") {
     CHECK(second.error() == errc::insufficient_free);
 }
 
-TEST_CASE("best-fit: segments each stay in one domain; spread segments use distinct domains") {
+TEST_CASE("best-fit: segments each stay in one domain, and spread segments use distinct domains") {
     auto a = make(gb200_nvl72(3));
     const auto packed = *a.try_allocate(request::gpus(64).with_segment(32));
     CHECK(domains_of(a, packed) == std::set<std::string>{"rack01"});

@@ -91,7 +91,7 @@ TEST_CASE("buddy-split: released buddies coalesce back to the roots") {
     require_exact(a);
 }
 
-TEST_CASE("buddy-split: a 72-GPU job needs a whole rack; a drained tray stops it") {
+TEST_CASE("buddy-split: a 72-GPU job needs a whole rack, and a drained tray stops it") {
     auto one = racks("nvl72:1");
     REQUIRE(one.drain(4));
     CHECK(one.try_allocate(request::gpus(72)).error() == errc::exceeds_healthy);

@@ -82,7 +82,7 @@ TEST_CASE("slurm-block: Slurm's example on four 18-node racks with BlockSizes=18
     CHECK(nodes(a, 19) == "n[01-18,31]");
 }
 
-TEST_CASE("slurm-block: a job that no group holds waits; it is never promoted") {
+TEST_CASE("slurm-block: a job that no group holds waits and is never promoted") {
     auto a = from_conf(eight_nodes);
     set_down(a, "node1");
     set_down(a, "node5");

@@ -117,7 +117,7 @@ TEST_CASE("a job split across domains runs slower by the cost model") {
     CHECK(k.totals.comm_lost_gpu_hours > 0.0);
 }
 
-TEST_CASE("a node failure requeues the jobs it hits; none is lost") {
+TEST_CASE("a node failure requeues the jobs it hits, and none is lost") {
     engine_options options;
     options.failures.repair_hours = 0.0;
     // Node 0 (domain 0) fails at t=3 and comes back at t=4.

@@ -22,7 +22,7 @@ TEST_CASE("splitmix64 and xoshiro256** match the reference algorithms") {
     CHECK(rng() == 0xae17533239e499a1ULL);
 }
 
-TEST_CASE("same seed, same stream; different seeds, different streams") {
+TEST_CASE("same seed, same stream, and different seeds, different streams") {
     random_engine a(7), b(7), c(8);
     int same_as_c = 0;
     for (int i = 0; i < 1000; ++i) {

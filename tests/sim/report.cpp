@@ -52,7 +52,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("the same seed gives the same bytes; another seed does not") {
+TEST_CASE("the same seed gives the same bytes, and another seed does not") {
     const auto a = compare(7), b = compare(7), c = compare(8);
     CHECK(a.table == b.table);
     CHECK(a.csv == b.csv);
@@ -60,7 +60,11 @@ TEST_CASE("the same seed gives the same bytes; another seed does not") {
     CHECK(a.csv != c.csv);
     for (const auto& r : a.results) {
         CHECK(r.totals.conserved);
-        CHECK(r.totals.completed == 600);
+        // Every job ends: done, or given up after max_requeues failures
+        // (first-fit loses three long jobs so at seed 7).
+        CHECK(r.totals.running + r.totals.waiting + r.totals.unplaceable == 0);
+        CHECK(r.totals.completed + r.totals.abandoned == 600);
+        CHECK(r.totals.completed >= 590);
     }
     CHECK(a.results[0].totals.requeues > 0);  // the failures did hit jobs
 }
