@@ -4,7 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <map>
+#include <random>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace topoblock;
@@ -81,6 +85,62 @@ TEST_CASE("hand-checked replay under FIFO") {
     CHECK(r.jobs[2].reserved_s < 0);  // FIFO promises nothing
     CHECK(r.totals.conserved);
     CHECK(r.queue == "fifo");
+}
+
+namespace {
+
+constexpr std::uint32_t unseen = ~std::uint32_t{0};
+
+// Records the class the engine gave each job it finds queued, then starts
+// what FIFO would.
+struct class_recorder {
+    std::vector<std::uint32_t>* classes;  // [job], unseen until queued
+    std::uint32_t* count;
+    std::string_view name() const noexcept { return "class-recorder"; }
+    template <class Ctx>
+    void schedule(Ctx& ctx) const {
+        *count = ctx.request_classes();
+        for (const std::uint32_t j : ctx.queue())
+            if (ctx.waiting(j)) (*classes)[j] = ctx.request_class(j);
+        fifo{}.schedule(ctx);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("request classes: equal requests share a number, distinct requests do not, numbers are dense") {
+    std::mt19937_64 rng(5);
+    std::vector<job> jobs;
+    for (std::uint32_t i = 0; i < 3000; ++i) jobs.push_back({0, i * 0.5, static_cast<std::uint32_t>(1 + rng() % 16), 0, 1.0});
+    const workload w = jobs_of(std::move(jobs));
+    // Requests that differ in each field, GPU counts alike.
+    engine_options options;
+    options.to_request = [](const job& j) {
+        request r = request::gpus(j.gpus);
+        if (j.id % 3 == 1) r = r.with_locality(locality::any);
+        if (j.id % 5 == 2) r = r.with_whole_nodes();
+        if (j.id % 7 == 3 && j.gpus % 2 == 0) r = r.with_segment(j.gpus / 2, j.id % 2 == 0);
+        if (j.id % 11 == 4) r = r.with_exclusive_domain();
+        if (j.id % 13 == 5) r = request::nodes(1 + j.gpus % 4);
+        return r;
+    };
+    std::vector<std::uint32_t> classes(w.jobs.size(), unseen);
+    std::uint32_t count = 0;
+    const auto r = replay<best_fit>(w, options, class_recorder{&classes, &count});
+    CHECK(r.totals.conserved);
+    std::map<request, std::uint32_t> reference;
+    std::set<std::uint32_t> seen;
+    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+        const request q = options.to_request(w.jobs[j]);
+        CAPTURE(j);
+        REQUIRE(classes[j] != unseen);
+        REQUIRE(classes[j] < count);
+        const auto [at, fresh] = reference.try_emplace(q, classes[j]);
+        CHECK(at->second == classes[j]);        // equal requests, equal numbers
+        CHECK(seen.insert(classes[j]).second == fresh);  // a new request, a new number
+    }
+    CHECK(count == reference.size());
+    CHECK(reference.size() > 100);
 }
 
 TEST_CASE("utilization is the time average over the arrival window") {

@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <charconv>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -193,4 +195,38 @@ TEST_CASE("a written file reads back, named after its stem") {
     REQUIRE(read.has_value());
     CHECK(read->jobs.name == file.path().stem().string());
     CHECK(read->jobs.jobs == w.jobs);
+}
+
+TEST_CASE("seconds: the whole-seconds path reads what from_chars reads, and sends every other text to it") {
+    // Digit strings of every length around the path's 15-digit bound, with
+    // now and then a character that is no digit.
+    const std::string_view alphabet = "0123456789012345678901234567890123456789.-+e /:";
+    std::mt19937_64 rng(17);
+    int whole = 0;
+    for (int i = 0; i < 200000; ++i) {
+        std::string text;
+        const auto length = static_cast<std::size_t>(rng() % 19);
+        for (std::size_t k = 0; k < length; ++k) text += alphabet[rng() % (k % 5 == 4 ? alphabet.size() : 10)];
+        CAPTURE(text);
+        double reference = 0.0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reference);
+        const bool read_whole = ec == std::errc{} && end == text.data() + text.size();
+        const auto fast = topoblock::sim::detail::whole_seconds(text);
+        if (fast) {
+            ++whole;
+            REQUIRE(read_whole);
+            REQUIRE(*fast == reference);
+        } else {
+            // Only texts from_chars may need: not all digits, or too long.
+            REQUIRE((text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos));
+        }
+        const auto parsed = topoblock::sim::detail::parse_seconds(text, "duration_s");
+        if (parsed) {
+            REQUIRE(read_whole);
+            REQUIRE(*parsed == reference);
+        } else {
+            REQUIRE((!read_whole || reference > 1e12));
+        }
+    }
+    CHECK(whole > 50000);  // the path was taken, and often
 }

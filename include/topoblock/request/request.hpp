@@ -1,7 +1,9 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace topoblock {
 
@@ -75,3 +77,20 @@ struct request {
 };
 
 }  // namespace topoblock
+
+// Requests as keys of hash tables (the simulator numbers the distinct
+// requests of a workload with one). Every field counts.
+template <>
+struct std::hash<topoblock::request> {
+    std::size_t operator()(const topoblock::request& r) const noexcept {
+        const std::uint64_t sizes = std::uint64_t{r.count} | std::uint64_t{r.segment} << 32;
+        const std::uint64_t flags = std::uint64_t{static_cast<std::uint8_t>(r.what)} |
+                                    std::uint64_t{static_cast<std::uint8_t>(r.where)} << 8 |
+                                    std::uint64_t{r.whole_nodes} << 16 | std::uint64_t{r.spread_segments} << 17 |
+                                    std::uint64_t{r.exclusive_domain} << 18;
+        // Odd multipliers spread both words over every bit; the shift brings
+        // the high bits, where they mix most, down to a table's low bits.
+        const std::uint64_t h = sizes * 0x9E3779B97F4A7C15ULL ^ (flags + 1) * 0xC2B2AE3D27D4EB4FULL;
+        return static_cast<std::size_t>(h ^ h >> 32);
+    }
+};
