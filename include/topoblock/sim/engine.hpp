@@ -91,7 +91,7 @@ public:
         outcomes_.resize(n);
         allocation_.resize(n);
         enqueued_at_.assign(n, 0.0);
-        left_queue_.assign(n, false);
+        left_queue_.assign(n, 0);
         const std::uint32_t domain_gpus = alloc_.topo().max_domain_gpus();
         for (std::size_t i = 0; i < n; ++i) outcomes_[i].min_domains = min_domains_for(jobs_[i].gpus, domain_gpus);
         window_s_ = n != 0 ? jobs_.back().submit_s : 0.0;
@@ -137,7 +137,7 @@ public:
         explicit context(engine& e) noexcept : e_(e) {}
         double now() const noexcept { return e_.now_; }
         std::span<const std::uint32_t> queue() const noexcept { return e_.live_queue(); }
-        bool waiting(std::uint32_t j) const noexcept { return !e_.left_queue_[j]; }
+        bool waiting(std::uint32_t j) const noexcept { return e_.left_queue_[j] == 0; }
         const request& request_of(std::uint32_t j) const noexcept { return e_.requests_[j]; }
         std::uint32_t request_class(std::uint32_t j) const noexcept { return e_.request_class_[j]; }
         std::uint32_t request_classes() const noexcept { return e_.request_classes_; }
@@ -177,7 +177,7 @@ public:
 private:
     template <class Accept>
     start_result try_start(std::uint32_t j, Accept&& accept) {
-        if (left_queue_[j]) return {start_status::started, errc::ok};
+        if (left_queue_[j] != 0) return {start_status::started, errc::ok};
         const request& req = requests_[j];
         // Same request, same state (nothing started since): same answer.
         // Saves re-asking the policy for every queued job of one shape.
@@ -224,7 +224,7 @@ private:
     // Jobs leave the queue by a flag; the vector is compacted once a good
     // share of it is gone, so removals cost O(1) amortized, not O(queue).
     void leave_queue(std::uint32_t j) {
-        left_queue_[j] = true;
+        left_queue_[j] = 1;
         ++gone_;
     }
 
@@ -251,7 +251,7 @@ private:
     }
 
     void compact_queue() {
-        std::erase_if(queue_, [this](std::uint32_t j) { return left_queue_[j]; });
+        std::erase_if(queue_, [this](std::uint32_t j) { return left_queue_[j] != 0; });
         gone_ = 0;
         first_live_ = 0;
     }
@@ -262,7 +262,7 @@ private:
     // replay's time for a policy that keeps the queue long). Each entry is
     // stepped over once.
     std::span<const std::uint32_t> live_queue() noexcept {
-        while (first_live_ < queue_.size() && left_queue_[queue_[first_live_]]) ++first_live_;
+        while (first_live_ < queue_.size() && left_queue_[queue_[first_live_]] != 0) ++first_live_;
         return std::span<const std::uint32_t>(queue_).subspan(first_live_);
     }
 
@@ -362,7 +362,7 @@ private:
         out.domains = 0;
         enqueued_at_[j] = now_;
         compact_queue();  // j's old entry must go before it comes back
-        left_queue_[j] = false;
+        left_queue_[j] = 0;
         queue_.insert(std::lower_bound(queue_.begin(), queue_.end(), j), j);
     }
 
@@ -501,7 +501,10 @@ private:
     std::vector<allocation_id> allocation_;
     std::vector<allocation_id> hit_;  // jobs a node event hit; one buffer for every event
     std::vector<double> enqueued_at_;
-    std::vector<bool> left_queue_;
+    // A byte per job, not std::vector<bool>'s bit: EASY reads it for every
+    // candidate of every pass, and the bit's shift and mask were a fifth of a
+    // long-queue replay (contiguous-block's Philly).
+    std::vector<std::uint8_t> left_queue_;
     id_map job_of_allocation_;  // allocation id -> job
     std::vector<std::uint32_t> queue_;  // job numbers, ascending = priority order
     std::set<std::pair<double, std::uint32_t>> running_;  // (end, job)
