@@ -5,9 +5,12 @@
 //
 //   valgrind --tool=callgrind --toggle-collect='*measured_*' build/prof/bench/fixed_pairs best-fit alloc_release 2000
 //
-// then divide callgrind's total by the pairs printed.
+// then divide callgrind's total by the pairs printed. `fixed_pairs POLICY
+// replay` parses and replays the Philly-size trace of replay/<policy>/philly-82k
+// once (callgrind's total is then one iteration's).
 
 #include "cluster_fixture.hpp"
+#include "replay_trace.hpp"
 
 #include <cstdio>
 #include <string>
@@ -52,7 +55,19 @@ template <class Policy>
 }
 
 template <class Policy>
+[[gnu::noinline]] sim::policy_result measured_replay(const std::string& csv, const topology& topo, Policy policy) {
+    return parse_and_replay(csv, topo, policy);
+}
+
+template <class Policy>
 int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t racks_per_group) {
+    if (kind == "replay") {
+        const std::string& csv = philly_82k_csv();
+        const auto result = measured_replay(csv, gb200_nvl72(philly_racks), policy);
+        std::printf("jobs %zu, completed %zu, makespan %.0f s\n", result.totals.jobs, result.totals.completed,
+                    result.totals.makespan_s);
+        return 0;
+    }
     auto f = make_fixture<Policy>(racks, occupancy, policy, 42, racks_per_group);
     if (kind == "node_down_up") {
         const std::size_t pairs = 4096;
@@ -73,7 +88,7 @@ int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t
         requests = {request::gpus(std::stoul(std::string(kind.substr(kind.find(':') + 1))))};
         pairs = 2000;
     } else {
-        std::fprintf(stderr, "unknown kind '%s' (alloc_release, multi_domain, multi_domain:GPUS or node_down_up)\n",
+        std::fprintf(stderr, "unknown kind '%s' (alloc_release, multi_domain, multi_domain:GPUS, node_down_up or replay)\n",
                      std::string(kind).c_str());
         return 2;
     }
@@ -85,12 +100,15 @@ int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 4 || argc > 5) {
-        std::fprintf(stderr, "usage: fixed_pairs POLICY alloc_release|multi_domain|multi_domain:GPUS|node_down_up RACKS [RACKS_PER_GROUP]\n");
+    const bool replay = argc == 3 && std::string_view(argv[2]) == "replay";
+    if ((argc < 4 || argc > 5) && !replay) {
+        std::fprintf(stderr,
+                     "usage: fixed_pairs POLICY alloc_release|multi_domain|multi_domain:GPUS|node_down_up RACKS [RACKS_PER_GROUP]\n"
+                     "       fixed_pairs POLICY replay\n");
         return 2;
     }
     const std::string_view policy = argv[1], kind = argv[2];
-    const auto racks = static_cast<std::uint32_t>(std::stoul(argv[3]));
+    const auto racks = replay ? philly_racks : static_cast<std::uint32_t>(std::stoul(argv[3]));
     const auto group = argc == 5 ? static_cast<std::uint32_t>(std::stoul(argv[4])) : 0U;
     if (policy == "first-fit") return run(first_fit{}, kind, racks, group);
     if (policy == "best-fit") return run(best_fit{}, kind, racks, group);

@@ -5,38 +5,24 @@
 //   replay/<policy>/philly-82k   counters: jobs_per_s (parse + replay) and
 //                                simulated_s_per_wall_s
 
-#include <topoblock/sim/engine.hpp>
-#include <topoblock/sim/synthetic.hpp>
-#include <topoblock/sim/trace_csv.hpp>
-#include <topoblock/topoblock.hpp>
+#include "replay_trace.hpp"
 
 #include <benchmark/benchmark.h>
 
-#include <string>
+#include <cstddef>
 
 namespace {
 
 using namespace topoblock;
 
-const std::string& philly_82k_csv() {
-    static const std::string text = [] {
-        const sim::workload w = sim::generate(sim::philly_mix(), {.jobs = 82'000, .offered_load = 0.85, .cluster_gpus = 9 * 72});
-        return sim::write_trace_csv(w);
-    }();
-    return text;
-}
-
 template <class Policy>
 void replay(benchmark::State& st, Policy policy) {
-    const std::string& csv = philly_82k_csv();
-    const topology topo = gb200_nvl72(9);
-    sim::engine_options options;
-    options.fragmentation_samples = 0;  // the replay alone, not the sampling
+    const std::string& csv = bench::philly_82k_csv();
+    const topology topo = gb200_nvl72(bench::philly_racks);
     double simulated_s = 0.0;
     std::size_t jobs = 0;
     for (auto _ : st) {
-        auto read = sim::read_trace_csv(csv, "philly-82k");
-        const auto result = sim::simulate(std::move(*allocator<Policy>::create(topo, policy)), read->jobs, options);
+        const auto result = bench::parse_and_replay(csv, topo, policy);
         simulated_s += result.totals.makespan_s;
         jobs += result.totals.jobs;
         benchmark::DoNotOptimize(result.totals.completed);
