@@ -63,7 +63,7 @@ template <class Policy>
 int run(Policy policy, std::string_view kind, std::uint32_t racks, std::uint32_t racks_per_group) {
     if (kind == "replay") {
         const std::string& csv = philly_82k_csv();
-        const auto result = measured_replay(csv, gb200_nvl72(philly_racks), policy);
+        const auto result = measured_replay(csv, gb200_nvl72(racks), policy);
         std::printf("jobs %zu, completed %zu, makespan %.0f s\n", result.totals.jobs, result.totals.completed,
                     result.totals.makespan_s);
         return 0;
