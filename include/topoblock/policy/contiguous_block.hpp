@@ -495,6 +495,15 @@ public:
         // Kept windows mean domains all alike: every sub-block free is then
         // one summary, the largest key, and the windows know those domains.
         whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
+        if (whole_blocks_ != 0) {
+            const detail::block_layout& l = layouts_.front();
+            whole_nodes_ = l.full_blocks * l.nodes_per_block + l.tail_nodes;
+            whole_node_word_ = full_gpu_mask(whole_nodes_);
+            whole_block_word_ = full_gpu_mask(whole_blocks_);
+            typename State::node_set all_blocks;
+            all_blocks.set_range(0, whole_blocks_);
+            whole_summary_ = detail::summarize_free_runs(l, all_blocks);
+        }
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
@@ -514,7 +523,8 @@ public:
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!use_indexes) return;
         windows_.on_domains_change(state, changed);
-        for (domain_id d : changed) refile_blocks(state, d);
+        for (domain_id d : changed)
+            if (!refile_whole(state, d)) refile_blocks(state, d);
     }
 
     template <class State>
@@ -597,6 +607,30 @@ private:
         if (!keep(free_block_words_, d, blocks)) return;
         summaries_[d] = tables_.kept() ? tables_.summary(blocks.word(0)) : detail::summarize_free_runs(layouts_[d], blocks);
         by_blocks_and_run_.assign(d, key_of(summaries_[d]));
+    }
+
+    // refile_blocks for a rack a multi-domain job took or gave back whole,
+    // most of what on_domains_change sees: none or all of its nodes wholly
+    // free (the state's counter tells) means none or all of its sub-blocks,
+    // filed nowhere either way (key_of), with no node set read or table
+    // look-up. Only with whole-domain windows kept (domains all alike, so
+    // one set of words stands for every whole rack); false, changing
+    // nothing, for any other change.
+    template <class State>
+    bool refile_whole(const State& state, domain_id d) noexcept {
+        if constexpr (State::node_set::word_count != 1) {
+            return false;
+        } else {
+            if (whole_blocks_ == 0 || !state.domain_open(d)) return false;
+            const std::uint32_t free = state.domain(d).free_nodes;
+            const bool whole = free != 0;
+            if (whole && free != whole_nodes_) return false;
+            free_node_words_[d] = whole ? whole_node_word_ : 0;
+            free_block_words_[d] = whole ? whole_block_word_ : 0;
+            summaries_[d] = whole ? whole_summary_ : detail::block_summary{};
+            by_blocks_and_run_.remove(d);
+            return true;
+        }
     }
 
     // Where a domain of this summary is filed: its free sub-blocks, then the
@@ -787,6 +821,11 @@ private:
     std::vector<std::uint32_t> first_key_for_;   // [GPUs]: tightest_domain's first key for that need, or npos32
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     std::uint32_t whole_blocks_ = 0;           // a domain's sub-blocks when windows_ is kept (else 0)
+    // A wholly free domain's entries then (refile_whole).
+    std::uint32_t whole_nodes_ = 0;
+    std::uint64_t whole_node_word_ = 0;
+    std::uint64_t whole_block_word_ = 0;
+    detail::block_summary whole_summary_;
     detail::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
     // one allocates only while it is the largest yet (one allocator, one
