@@ -36,6 +36,10 @@ allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpu
 const std::pair<domain_info, std::uint32_t> shapes[] = {
     {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
     {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8}, {{"rack", 0, 18, 4}, 48},
+    // Sub-blocks of two trays with a short last one (block_tables packs
+    // pairs of nodes): NVL36, and the most such sub-blocks whose windows
+    // the tables keep.
+    {{"nvl36", 0, 9, 4}, 8}, {{"odd", 0, 15, 4}, 8},
 };
 
 // Each layout of `shapes` with every set of free sub-blocks.

@@ -285,7 +285,10 @@ public:
         layout_ = l;
         all_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block + l.tail_nodes);
         all_blocks_ = full_gpu_mask(l.count());
-        if (l.full_blocks != 0 && l.nodes_per_block <= chunk_nodes_up_to) {
+        if (l.full_blocks != 0 && l.nodes_per_block == 2) {
+            pairs_ = true;
+            full_block_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block);
+        } else if (l.full_blocks != 0 && l.nodes_per_block <= chunk_nodes_up_to) {
             chunk_blocks_ = chunk_nodes_up_to / l.nodes_per_block;
             chunk_nodes_ = chunk_blocks_ * l.nodes_per_block;
             full_block_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block);
@@ -320,23 +323,35 @@ public:
     }
 
     bool kept() const noexcept { return !summaries_.empty(); }
-    // free_blocks_among(free nodes `nodes`, l) as a word, a table read per
-    // chunk of up to 10 nodes instead of a step per free sub-block. Only
-    // when kept().
+    // free_blocks_among(free nodes `nodes`, l) as a word: sub-blocks of two
+    // nodes (8 GPUs on 4-GPU trays, the usual cut) by a few shifts and
+    // masks, others a table read per chunk of up to 10 nodes, instead of a
+    // step per free sub-block. Only when kept().
     std::uint64_t free_blocks(std::uint64_t nodes) const noexcept {
         // A domain taken or given back whole (multi-domain jobs) needs no
         // table read.
         if (nodes == 0) return 0;
         if (nodes == all_nodes_) return all_blocks_;
-        if (chunk_blocks_ == 0) return free_blocks_among(word_set(nodes), layout_).word(0);
         std::uint64_t blocks = 0;
-        // A chunk at a time from the lowest, until no full sub-block's node
-        // is left free (on a busy cluster the high chunks seldom are).
-        const std::uint16_t* of_chunk = blocks_of_chunk_.data();
-        const std::uint64_t chunk_mask = full_gpu_mask(chunk_nodes_);
-        std::uint32_t at = 0;
-        for (std::uint64_t rest = nodes & full_block_nodes_; rest != 0; rest >>= chunk_nodes_, at += chunk_blocks_)
-            blocks |= std::uint64_t{of_chunk[rest & chunk_mask]} << at;
+        if (pairs_) {
+            // Bit 2b: both nodes of block b free; then the even bits packed
+            // down to bits 0, 1, 2, ... (at most 10 blocks: 16 bits hold them).
+            std::uint64_t x = nodes & full_block_nodes_ & (nodes >> 1) & 0x5555555555555555ULL;
+            x = (x | (x >> 1)) & 0x3333333333333333ULL;
+            x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0FULL;
+            x = (x | (x >> 4)) & 0x00FF00FF00FF00FFULL;
+            blocks = (x | (x >> 8)) & 0xFFFFULL;
+        } else if (chunk_blocks_ == 0) {
+            return free_blocks_among(word_set(nodes), layout_).word(0);
+        } else {
+            // A chunk at a time from the lowest, until no full sub-block's
+            // node is left free (on a busy cluster the high chunks seldom are).
+            const std::uint16_t* of_chunk = blocks_of_chunk_.data();
+            const std::uint64_t chunk_mask = full_gpu_mask(chunk_nodes_);
+            std::uint32_t at = 0;
+            for (std::uint64_t rest = nodes & full_block_nodes_; rest != 0; rest >>= chunk_nodes_, at += chunk_blocks_)
+                blocks |= std::uint64_t{of_chunk[rest & chunk_mask]} << at;
+        }
         const std::uint64_t tail = full_gpu_mask(layout_.tail_nodes) << layout_.first_node(layout_.full_blocks);
         if (layout_.tail_nodes != 0 && (nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
         return blocks;
@@ -370,7 +385,8 @@ private:
     block_layout layout_;
     std::uint64_t all_nodes_ = 0;   // every node of the domain free
     std::uint64_t all_blocks_ = 0;  // then every sub-block is
-    std::uint32_t chunk_blocks_ = 0;  // sub-blocks a chunk of nodes holds; 0: free_blocks() walks
+    bool pairs_ = false;              // sub-blocks of two nodes: free_blocks() packs bits
+    std::uint32_t chunk_blocks_ = 0;  // else sub-blocks a chunk of nodes holds; 0: free_blocks() walks
     std::uint32_t chunk_nodes_ = 0;
     std::uint64_t full_block_nodes_ = 0;
     std::vector<std::uint16_t> blocks_of_chunk_;  // [free nodes of a chunk]: its free sub-blocks
@@ -504,6 +520,12 @@ public:
             all_blocks.set_range(0, whole_blocks_);
             whole_summary_ = detail::summarize_free_runs(l, all_blocks);
         }
+        // With the tables, a domain's key by its free sub-blocks too: a
+        // change then reads its key, not its summary's run class.
+        key_of_blocks_.clear();
+        if (tables_.kept())
+            for (std::uint64_t b = 0; b <= full_gpu_mask(layouts_.front().count()); ++b)
+                key_of_blocks_.push_back(key_of(tables_.summary(b)));
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
@@ -555,8 +577,8 @@ public:
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
                heap_bytes(summaries_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + tables_.memory_bytes() + windows_.memory_bytes() +
-               heap_bytes(chosen_);
+               heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + heap_bytes(key_of_blocks_) + tables_.memory_bytes() +
+               windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
     // Compares the kept summaries with a recount from the state: an empty
@@ -605,7 +627,12 @@ private:
         if (tables_.kept()) blocks.set_word(0, tables_.free_blocks(nodes.word(0)));
         else blocks = detail::free_blocks_among(nodes, layouts_[d]);
         if (!keep(free_block_words_, d, blocks)) return;
-        summaries_[d] = tables_.kept() ? tables_.summary(blocks.word(0)) : detail::summarize_free_runs(layouts_[d], blocks);
+        if (tables_.kept()) {
+            summaries_[d] = tables_.summary(blocks.word(0));
+            by_blocks_and_run_.assign(d, key_of_blocks_[blocks.word(0)]);
+            return;
+        }
+        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
         by_blocks_and_run_.assign(d, key_of(summaries_[d]));
     }
 
@@ -821,6 +848,7 @@ private:
     std::vector<std::uint32_t> first_key_for_;   // [GPUs]: tightest_domain's first key for that need, or npos32
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     std::uint32_t whole_blocks_ = 0;           // a domain's sub-blocks when windows_ is kept (else 0)
+    std::vector<std::uint32_t> key_of_blocks_;  // [free sub-blocks as a word]: key_of their summary, when tables_ is kept
     // A wholly free domain's entries then (refile_whole).
     std::uint32_t whole_nodes_ = 0;
     std::uint64_t whole_node_word_ = 0;
