@@ -433,10 +433,12 @@ private:
 // domains are not all cut alike into at most 10 sub-blocks);
 // O(log domains) lookups for multi-domain jobs on a cluster of like domains,
 // O(domains) for segments and on mixed clusters. Keeping the summaries: a
-// word compare per change, and when the domain's wholly free nodes changed a
-// table read per 10 nodes and one for the summary (else a step per free
+// word compare per change, and when the domain's wholly free nodes changed
+// a few bit operations (two-node sub-blocks) or a table read per 10 nodes,
+// and a read each for the summary and the key (else a step per free
 // sub-block and a few bit scans per free run), and one bucket move (domains
-// of up to 64 nodes; O(blocks) beyond).
+// of up to 64 nodes; O(blocks) beyond); a rack taken or given back whole
+// by a multi-domain job, a few stores.
 class contiguous_block {
 public:
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
