@@ -211,6 +211,8 @@ public:
         store(w, (words_[w] & ~(mask << shift)) | (bits << shift));
         if (shift + count > 64) store(w + 1, (words_[w + 1] & ~(mask >> (64 - shift))) | (bits >> (64 - shift)));
     }
+    // Word w becomes `word` (bits 64w .. 64w + 63; none past size()).
+    void set_word(std::size_t w, std::uint64_t word) noexcept { store(w, word); }
     bool test(std::size_t i) const noexcept { return (words_[i / 64] >> (i % 64)) & 1U; }
     bool any() const noexcept {
         for (auto s : summary_)

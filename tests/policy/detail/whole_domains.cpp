@@ -117,60 +117,66 @@ TEST_CASE("word_windows: a word not refiled is told by check") {
 }
 
 // A cluster of 9,000 one-node domains in groups of five: windows of 2 to 64
-// domains are filed by word, those of 128 in buckets (70 windows), the
-// larger ones scanned. An allocator's state is driven by random jobs and
-// failures; after each change the windows are told, and their pick is
-// compared with pick_whole_domains' pass over every domain.
+// domains are filed by word, those of 128 in buckets (71 windows), the
+// larger ones scanned, from windows of 256 (a word of the bitset counted
+// into one window). Then 700: windows of 2 to 8 filed by word, the larger
+// scanned, from windows of 16 (four in a word). An allocator's state is
+// driven by random jobs and failures; after each change the windows are
+// told, and their pick is compared with pick_whole_domains' pass over
+// every domain.
 TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pick as the pass over every domain") {
-    const std::uint32_t domains = 9000;
-    topology_builder b;
-    std::vector<topology_builder::group_spec> groups;
-    for (std::uint32_t d = 0; d < domains; ++d) {
-        const std::string name = "d" + std::to_string(d);
-        b.add_numbered_domain(name, 1, 4, name + "n", 0, 1);
-        if (d % 5 == 0) groups.push_back({"g" + std::to_string(d / 5), {}});
-        groups.back().domains.push_back(name);
-    }
-    b.add_level("leaf", std::move(groups));
-    auto a = std::move(*allocator<best_fit>::create(*b.build()));
-    detail::whole_domain_windows windows;
-    windows.attach(a.state());
-    REQUIRE(windows.kept());
-    rng r(92);
-    std::vector<allocation_id> live;
-    std::vector<domain_id> picked, passed;
-    std::size_t answered = 0;
-    for (std::uint32_t op = 0; op < 24'000; ++op) {
-        CAPTURE(op);
-        // Fill to about 80% of the domains, then drain, so that whole
-        // domains lie scattered, in runs, and everywhere free.
-        const bool filling = op < 12'000 ? live.size() < 7'000 : live.size() < 1'000;
-        if (r.chance(3)) {
-            const node_id n = r.between(0, domains - 1);
-            REQUIRE(a.set_health(n, r.chance(50) ? node_health::up : node_health::down));
-        } else if (filling || live.empty()) {
-            auto id = a.try_allocate(r.chance(80) ? request::gpus(r.between(1, 4)) : request::gpus(r.between(5, 64)));
-            if (!id) continue;
-            live.push_back(*id);
-        } else {
-            const std::size_t i = r.between(0, static_cast<std::uint32_t>(live.size() - 1));
-            REQUIRE(a.release(live[i]));
-            live[i] = live.back();
-            live.pop_back();
+    for (const std::uint32_t domains : {9000U, 700U}) {
+        CAPTURE(domains);
+        topology_builder b;
+        std::vector<topology_builder::group_spec> groups;
+        for (std::uint32_t d = 0; d < domains; ++d) {
+            const std::string name = "d" + std::to_string(d);
+            b.add_numbered_domain(name, 1, 4, name + "n", 0, 1);
+            if (d % 5 == 0) groups.push_back({"g" + std::to_string(d / 5), {}});
+            groups.back().domains.push_back(name);
         }
-        windows.on_domains_change(a.state(), a.state().touched_domains());
-        if (op % 2'000 == 0) REQUIRE(windows.check(a.state()) == "");
-        if (op % 60 != 0) continue;
-        const auto asked = static_cast<std::uint32_t>(r.chance(70) ? r.between(2, 130) : r.between(131, 600));
-        CAPTURE(asked);
-        const request q = request::gpus(asked * 4);
-        const bool fast = windows.pick(asked, picked);
-        using state_type = std::remove_cvref_t<decltype(a.state())>;
-        const bool slow = detail::pick_whole_domains(detail::request_units<state_type>{a.state(), q, false}, q.count, passed);
-        REQUIRE(fast == slow);
-        if (fast) REQUIRE(picked == passed);
-        picked.clear();
-        answered += fast ? 1U : 0U;
+        b.add_level("leaf", std::move(groups));
+        auto a = std::move(*allocator<best_fit>::create(*b.build()));
+        detail::whole_domain_windows windows;
+        windows.attach(a.state());
+        REQUIRE(windows.kept());
+        rng r(92);
+        std::vector<allocation_id> live;
+        std::vector<domain_id> picked, passed;
+        std::size_t answered = 0;
+        for (std::uint32_t op = 0; op < 24'000; ++op) {
+            CAPTURE(op);
+            // Fill to about 80% of the domains, then drain, so that whole
+            // domains lie scattered, in runs, and everywhere free.
+            const bool filling = op < 12'000 ? live.size() < domains * 7 / 9 : live.size() < domains / 9;
+            if (r.chance(3)) {
+                const node_id n = r.between(0, domains - 1);
+                REQUIRE(a.set_health(n, r.chance(50) ? node_health::up : node_health::down));
+            } else if (filling || live.empty()) {
+                auto id = a.try_allocate(r.chance(80) ? request::gpus(r.between(1, 4)) : request::gpus(r.between(5, 64)));
+                if (!id) continue;
+                live.push_back(*id);
+            } else {
+                const std::size_t i = r.between(0, static_cast<std::uint32_t>(live.size() - 1));
+                REQUIRE(a.release(live[i]));
+                live[i] = live.back();
+                live.pop_back();
+            }
+            windows.on_domains_change(a.state(), a.state().touched_domains());
+            if (op % 2'000 == 0) REQUIRE(windows.check(a.state()) == "");
+            if (op % 60 != 0) continue;
+            const auto asked = static_cast<std::uint32_t>(r.chance(70) ? r.between(2, 130) : r.between(131, 600));
+            CAPTURE(asked);
+            const request q = request::gpus(asked * 4);
+            const bool fast = windows.pick(asked, picked);
+            using state_type = std::remove_cvref_t<decltype(a.state())>;
+            const bool slow = detail::pick_whole_domains(detail::request_units<state_type>{a.state(), q, false}, q.count, passed);
+            REQUIRE(fast == slow);
+            if (fast) REQUIRE(picked == passed);
+            picked.clear();
+            answered += fast ? 1U : 0U;
+        }
+        REQUIRE(windows.check(a.state()) == "");
+        CHECK(answered > 100);
     }
-    CHECK(answered > 100);
 }

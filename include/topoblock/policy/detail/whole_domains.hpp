@@ -129,25 +129,32 @@ public:
         if (!kept_) return;
         std::uint32_t* windows = flipped_.data();
         std::size_t count = 0;
-        for (domain_id d : changed) {
-            const bool now = wholly_free_and_open(state, d);
-            if (now == wholly_free_.test(d)) continue;
-            flip(d, now);
-            windows[count++] = d;
-        }
-        // One flip (a job of a few nodes, a failure) moves one window per
-        // size; several (a multi-domain job) are filed a word at a time:
-        // flip by flip, two in one word already cost more.
-        if (small_.sizes() != 0 && count == 1) {
-            small_.refile_domain(windows[0], wholly_free_.word(windows[0] / 64));
-        } else if (small_.sizes() != 0) {
-            std::uint32_t last = npos32;
-            for (std::size_t i = 0; i < count; ++i) {
-                const std::uint32_t word = windows[i] / 64;
-                if (word == last) continue;  // a job's domains come in order
-                last = word;
-                small_.refile_word(word, wholly_free_.word(word));
+        // The flips are gathered a word of the bitset at a time (a job's
+        // domains come in order, so mostly a word or two): each word is
+        // stored, counted and refiled once. One flip in a word (a job of a
+        // few nodes, a failure) moves one window per size; several are
+        // filed a word at a time: flip by flip, two in one word already
+        // cost more.
+        for (std::size_t i = 0; i < changed.size();) {
+            const std::size_t word = changed[i] / 64;
+            const std::uint64_t was = wholly_free_.word(word);
+            std::uint64_t bits = was;
+            const std::size_t first_in_word = count;
+            for (; i < changed.size() && changed[i] / 64 == word; ++i) {
+                const domain_id d = changed[i];
+                const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+                if (wholly_free_and_open(state, d) == ((bits & bit) != 0)) continue;
+                bits ^= bit;
+                windows[count++] = d;
             }
+            if (bits == was) continue;
+            wholly_free_.set_word(word, bits);
+            total_free_ += count_change(bits, was, ~std::uint64_t{0});
+            if (first_scanned_ < sizes_.size()) add_scanned(word, bits, was);
+            if (small_.sizes() != 0 && count - first_in_word == 1)
+                small_.refile_domain(windows[first_in_word], bits);
+            else if (small_.sizes() != 0)
+                small_.refile_word(word, bits);
         }
         const std::size_t first_bucketed = first_bucketed_size();
         for (std::size_t k = first_bucketed; k < first_scanned_ && count != 0; ++k) {
@@ -269,6 +276,27 @@ private:
         bucket_index mixed_by_free;
     };
 
+    // How many more of the bits `mask` picks are set in `now` than in
+    // `was`, modulo 2^32 (so a fall adds its negative).
+    static std::uint32_t count_change(std::uint64_t now, std::uint64_t was, std::uint64_t mask) noexcept {
+        return static_cast<std::uint32_t>(std::popcount(now & mask)) - static_cast<std::uint32_t>(std::popcount(was & mask));
+    }
+    // The scanned counts after word `word` of the bitset went from `was` to
+    // `now`: the smallest scanned size's windows of 2^first_scanned_
+    // domains lie inside the word (a window per lane of that width) or
+    // hold it whole.
+    void add_scanned(std::size_t word, std::uint64_t now, std::uint64_t was) noexcept {
+        if (first_scanned_ >= 6) {
+            scanned_free_[(word * 64) >> first_scanned_] += count_change(now, was, ~std::uint64_t{0});
+            return;
+        }
+        const std::uint64_t lane = (std::uint64_t{1} << (std::size_t{1} << first_scanned_)) - 1;
+        for (std::uint64_t changed = now ^ was; changed != 0;) {
+            const auto at = static_cast<unsigned>(std::countr_zero(changed)) & ~((1U << first_scanned_) - 1);
+            scanned_free_[(word * 64 + at) >> first_scanned_] += count_change(now, was, lane << at);
+            changed &= ~(lane << at);
+        }
+    }
     // Domain d became (now) or stopped being wholly free.
     void flip(domain_id d, bool now) noexcept {
         wholly_free_.assign(d, now);
