@@ -4,9 +4,18 @@
 # job mix at 85% offered load, EASY backfill. Prints the table and writes
 # topoblock-comparison.svg next to this project's README.
 # Needs only cmake, a C++20 compiler (g++ >= 12) and make (or ninja).
-# -DARGS="--workload philly --load 0.9" passes options to `topoblock simulate`.
+# -DARGS="--workload philly --load 0.9" passes options to `topoblock simulate`,
+# written before or after -P (cmake reads -D only before -P; the script reads
+# it from its own arguments when it comes after).
 cmake_minimum_required(VERSION 3.25)
 get_filename_component(_source_dir "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+include("${CMAKE_CURRENT_LIST_DIR}/run_args.cmake")
+topoblock_run_args(ARGS)
+if(TOPOBLOCK_RUN_PRINT_ARGS)
+  # For the test of the argument forms: print what would be passed, build nothing.
+  message("topoblock simulate arguments: [${ARGS}]")
+  return()
+endif()
 
 find_program(_make make)
 find_program(_ninja ninja)
