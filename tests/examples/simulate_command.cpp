@@ -121,7 +121,9 @@ TEST_CASE("simulate: every numeric option refuses values out of range, naming th
         {"--comm-share", "1.5"},         {"--nvlink-gbps", "1e7"},           {"--ib-gbps", "1e7"},
         {"--node-mtbf-hours", "2e9"},    {"--repair-hours", "2e9"},          {"--max-requeues", "4294967296"},
     };
-    for (const auto& [flag, too_large] : options) {
+    for (const auto& option : options) {
+        // (Named, not bound: clang 14's CAPTURE cannot take a structured binding.)
+        const std::string_view flag = option.first, too_large = option.second;
         for (const std::string_view value : {too_large, std::string_view("-1"), std::string_view("nan"), std::string_view("inf"),
                                              std::string_view("-inf"), std::string_view("5x"), std::string_view("5 "),
                                              std::string_view(" 5"), std::string_view("0x10"), std::string_view("")}) {
