@@ -2,6 +2,7 @@
 //   topoblock place     scripted placement: events on stdin, one line per decision
 //   topoblock simulate  trace replay comparing placement policies
 
+#include "guard.hpp"
 #include "place_command.hpp"
 #include "simulate_command.hpp"
 
@@ -24,18 +25,22 @@ void usage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::vector<std::string_view> args(argv + 1, argv + argc);
-    // The main job: with no command, run the default comparison.
-    if (args.empty()) return topoblock::cli::simulate_main(args);
-    const std::string_view command = args.front();
-    args.erase(args.begin());
-    if (command == "place") return topoblock::cli::place_main(args);
-    if (command == "simulate") return topoblock::cli::simulate_main(args);
-    if (command == "--help" || command == "-h" || command == "help") {
-        usage(stdout);
-        return 0;
-    }
-    std::fprintf(stderr, "topoblock: unknown command '%.*s'\n", static_cast<int>(command.size()), command.data());
-    usage(stderr);
-    return 2;
+    return topoblock::cli::run_guarded(
+        [&] {
+            std::vector<std::string_view> args(argv + 1, argv + argc);
+            // The main job: with no command, run the default comparison.
+            if (args.empty()) return topoblock::cli::simulate_main(args);
+            const std::string_view command = args.front();
+            args.erase(args.begin());
+            if (command == "place") return topoblock::cli::place_main(args);
+            if (command == "simulate") return topoblock::cli::simulate_main(args);
+            if (command == "--help" || command == "-h" || command == "help") {
+                usage(stdout);
+                return 0;
+            }
+            std::fprintf(stderr, "topoblock: unknown command '%.*s'\n", static_cast<int>(command.size()), command.data());
+            usage(stderr);
+            return 2;
+        },
+        stderr);
 }

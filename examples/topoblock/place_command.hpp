@@ -353,10 +353,13 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
         } else if (arg == "--nodes") {
             o.nodes = value;
         } else if (arg == "--gpus-per-node") {
-            if (!positive(value, o.gpus_per_node)) {
-                err << "topoblock place: --gpus-per-node expects a positive number, got '" << value << "'\n";
+            const auto n = whole_number(value, 1, max_gpus_per_node);
+            if (!n) {
+                err << "topoblock place: " << bad_value(arg, "a whole number from 1 to " + std::to_string(max_gpus_per_node), value)
+                    << '\n';
                 return false;
             }
+            o.gpus_per_node = static_cast<std::uint32_t>(*n);
         } else {
             err << "topoblock place: unknown option '" << arg << "'\n";
             return false;

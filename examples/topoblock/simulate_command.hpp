@@ -16,7 +16,6 @@
 #include <topoblock/topoblock.hpp>
 
 #include <chrono>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -81,23 +80,21 @@ inline void simulate_usage(std::FILE* to) {
         "  --nvlink-gbps X        NVLink GB/s per GPU per direction (default 900)\n"
         "  --ib-gbps X            InfiniBand GB/s per GPU per direction (default 50)\n"
         "  --no-stretch           report the communication cost without lengthening jobs\n"
-        "  --node-mtbf-hours X    mean hours between failures of one node (default 0: none)\n"
-        "  --repair-hours X       hours a failed node stays down (default 4)\n"
+        "  --node-mtbf-hours X    mean hours between failures of one node (default 0: none;\n"
+        "                         otherwise 1 to 1e9)\n"
+        "  --repair-hours X       hours a failed node stays down (default 4; 0 to 1e9)\n"
         "  --max-requeues N       a job cut short by failures more often is given up (default 5)\n"
         "  --csv FILE             also write the comparison as CSV\n"
         "  --svg FILE             picture (default topoblock-comparison.svg; '-' for none)\n",
         to);
 }
 
-inline bool parse_number(std::string_view text, double& out) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc{} && end == text.data() + text.size();
-}
-
-inline bool parse_number(std::string_view text, std::uint64_t& out) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc{} && end == text.data() + text.size();
-}
+// The ranges of the numeric options (docs/simulate.md). Bandwidths: their
+// ratio stays finite. Loads: beyond 1000 times the cluster every job
+// arrives at once anyway.
+inline constexpr double max_load = 1000.0;
+inline constexpr double min_gbps = 1e-3, max_gbps = 1e6;
+inline constexpr std::uint64_t max_u32 = std::numeric_limits<std::uint32_t>::max();
 
 // "90", "90s", "30m", "12h", "7d" -> seconds.
 inline bool parse_time(std::string_view text, double& out) {
@@ -113,8 +110,9 @@ inline bool parse_time(std::string_view text, double& out) {
         if (scale != 0.0) text.remove_suffix(1);
         else scale = 1.0;
     }
-    if (!parse_number(text, out) || !(out >= 0.0)) return false;
-    out *= scale;
+    const auto value = real_number(text, 0.0, std::numeric_limits<double>::max());
+    if (!value) return false;
+    out = *value * scale;
     return std::isfinite(out);
 }
 
@@ -221,11 +219,12 @@ inline bool stderr_is_terminal() {
 }
 
 // Parses argv into settings; returns an exit code when the command should
-// stop (help: 0, bad usage: 2).
-inline std::optional<int> parse_simulate_args(const std::vector<std::string_view>& args, simulate_settings& s) {
-    const auto bad = [](std::string_view what) {
-        std::fprintf(stderr, "topoblock simulate: %.*s\n", static_cast<int>(what.size()), what.data());
-        std::fputs("Run `topoblock simulate --help` for the options.\n", stderr);
+// stop (help: 0, bad usage: 2, the error on `err`).
+inline std::optional<int> parse_simulate_args(const std::vector<std::string_view>& args, simulate_settings& s,
+                                              std::FILE* err = stderr) {
+    const auto bad = [err](std::string_view what) {
+        std::fprintf(err, "topoblock simulate: %.*s\n", static_cast<int>(what.size()), what.data());
+        std::fputs("Run `topoblock simulate --help` for the options.\n", err);
         return std::optional<int>(2);
     };
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -243,63 +242,67 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
         if (!word.value && i + 1 >= args.size()) return bad("option " + std::string(flag) + " needs a value");
         const std::string_view value = word.value ? *word.value : args[++i];
         const std::string v(value);
-        double number = 0.0;
-        std::uint64_t count = 0;
-        const auto want_number = [&](double lo) {
-            return parse_number(value, number) && std::isfinite(number) && number >= lo;
-        };
+        // A numeric option's value, or the error naming the option and its
+        // range.
+        const auto whole = [&](std::uint64_t lo, std::uint64_t hi) { return whole_number(value, lo, hi); };
+        const auto real = [&](double lo, double hi) { return real_number(value, lo, hi); };
+        const auto refuse = [&](std::string_view what) { return bad(bad_value(flag, what, value)); };
         if (flag == "--topology") s.topology = v;
         else if (flag == "--workload") s.workload = v;
         else if (flag == "--policy") s.policies = v;
         else if (flag == "--csv") s.csv_path = v;
         else if (flag == "--svg") s.svg_path = value == "-" ? "" : v;
         else if (flag == "--queue") {
-            if (value != "easy" && value != "fifo") return bad("--queue takes easy or fifo");
+            if (value != "easy" && value != "fifo") return refuse("easy or fifo");
             s.queue = v;
         } else if (flag == "--jobs") {
-            if (!parse_number(value, count) || count == 0 || count > max_synthetic_jobs)
-                return bad("--jobs takes a whole number from 1 to " + std::to_string(max_synthetic_jobs));
-            s.jobs = static_cast<std::size_t>(count);
+            const auto n = whole(1, max_synthetic_jobs);
+            if (!n) return refuse("a whole number from 1 to " + std::to_string(max_synthetic_jobs));
+            s.jobs = static_cast<std::size_t>(*n);
         } else if (flag == "--seed") {
-            if (!parse_number(value, count)) return bad("--seed takes a whole number");
-            s.seed = s.engine.seed = count;
+            const auto n = whole(0, std::numeric_limits<std::uint64_t>::max());
+            if (!n) return refuse("a whole number from 0 to 2^64-1");
+            s.seed = s.engine.seed = *n;
         } else if (flag == "--load") {
-            if (!want_number(0.0) || number <= 0.0) return bad("--load takes a positive number, e.g. 0.85");
-            s.load = number;
+            const auto x = real(0.0, max_load);
+            if (!x || *x <= 0.0) return refuse("a number above 0 and at most 1000, e.g. 0.85");
+            s.load = *x;
         } else if (flag == "--until" || flag == "--snapshot") {
-            if (!parse_time(value, number)) return bad(std::string(flag) + " takes a time: 3600, 90m, 12h, 7d");
-            (flag == "--until" ? s.engine.until_s : s.engine.snapshot_s) = number;
+            double t = 0.0;
+            if (!parse_time(value, t)) return refuse("a time >= 0: 3600, 90m, 12h, 7d");
+            (flag == "--until" ? s.engine.until_s : s.engine.snapshot_s) = t;
         } else if (flag == "--locality") {
             if (value == "require") s.where = locality::require;
             else if (value == "prefer") s.where = locality::prefer;
             else if (value == "any") s.where = locality::any;
-            else return bad("--locality takes require, prefer or any");
+            else return refuse("require, prefer or any");
         } else if (flag == "--block-gpus") {
-            if (!parse_number(value, count) || count == 0 || count > std::numeric_limits<std::uint32_t>::max())
-                return bad("--block-gpus takes a positive whole number below 2^32");
-            s.policy.block_gpus = static_cast<std::uint32_t>(count);
+            const auto n = whole(1, max_u32);
+            if (!n) return refuse("a whole number from 1 to 4294967295");
+            s.policy.block_gpus = static_cast<std::uint32_t>(*n);
         } else if (flag == "--comm-share") {
-            if (!want_number(0.0) || number > 1.0) return bad("--comm-share takes a number in [0, 1]");
-            s.engine.cost.comm_share = number;
-        } else if (flag == "--nvlink-gbps") {
-            if (!want_number(0.0) || number <= 0.0) return bad("--nvlink-gbps takes a positive number");
-            s.engine.cost.nvlink_gb_per_s = number;
-        } else if (flag == "--ib-gbps") {
-            if (!want_number(0.0) || number <= 0.0) return bad("--ib-gbps takes a positive number");
-            s.engine.cost.infiniband_gb_per_s = number;
+            const auto x = real(0.0, 1.0);
+            if (!x) return refuse("a number from 0 to 1");
+            s.engine.cost.comm_share = *x;
+        } else if (flag == "--nvlink-gbps" || flag == "--ib-gbps") {
+            const auto x = real(min_gbps, max_gbps);
+            if (!x) return refuse("GB/s from 0.001 to 1000000");
+            (flag == "--nvlink-gbps" ? s.engine.cost.nvlink_gb_per_s : s.engine.cost.infiniband_gb_per_s) = *x;
         } else if (flag == "--node-mtbf-hours") {
             // Below an hour per node, failures outnumber every other event
-            // so far that a replay would not end.
-            if (!want_number(0.0) || (number > 0.0 && number < 1.0))
-                return bad("--node-mtbf-hours takes 0 (no failures) or a number of hours >= 1");
-            s.engine.failures.node_mtbf_hours = number;
+            // so far that a replay takes hours (the library takes less:
+            // sim::check_failure_model).
+            const auto x = real(0.0, sim::max_failure_hours);
+            if (!x || (*x > 0.0 && *x < 1.0)) return refuse("0 (no failures) or hours from 1 to 1e9");
+            s.engine.failures.node_mtbf_hours = *x;
         } else if (flag == "--max-requeues") {
-            if (!parse_number(value, count) || count > std::numeric_limits<std::uint32_t>::max())
-                return bad("--max-requeues takes a whole number below 2^32");
-            s.engine.max_requeues = static_cast<std::uint32_t>(count);
+            const auto n = whole(0, max_u32);
+            if (!n) return refuse("a whole number from 0 to 4294967295");
+            s.engine.max_requeues = static_cast<std::uint32_t>(*n);
         } else if (flag == "--repair-hours") {
-            if (!want_number(0.0)) return bad("--repair-hours takes a number >= 0");
-            s.engine.failures.repair_hours = number;
+            const auto x = real(0.0, sim::max_failure_hours);
+            if (!x) return refuse("hours from 0 to 1e9");
+            s.engine.failures.repair_hours = *x;
         } else {
             --i;
             return bad("unknown option '" + std::string(flag) + "'");

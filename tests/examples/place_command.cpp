@@ -164,7 +164,14 @@ TEST_CASE("place: command-line errors") {
     CHECK(not_a_file.status == 2);
     CHECK(not_a_file.err.find("'" + directory + "' is not a regular file") != std::string::npos);
     CHECK(not_a_file.out.empty());
-    CHECK(run({"--topology", eight_nodes(), "--gpus-per-node", "0"}, "").status == 2);
+    for (const std::string_view bad : {"0", "65", "-1", "nan", "inf", "4x", "4294967296", ""}) {
+        CAPTURE(bad);
+        const auto r = run({"--topology", eight_nodes(), "--gpus-per-node", bad}, "");
+        CHECK(r.status == 2);
+        CHECK(r.err.starts_with("topoblock place: --gpus-per-node takes a whole number from 1 to 64, got '" +
+                                std::string(bad) + "'\n"));
+    }
+    CHECK(run({"--topology", eight_nodes(), "--gpus-per-node=64"}, "").status == 0);
     const auto help = run({"--help"}, "");
     CHECK(help.status == 0);
     CHECK(help.out.find("alloc ID nodes=N") != std::string::npos);

@@ -6,7 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +23,21 @@ std::optional<int> parse(std::vector<std::string_view> args, simulate_settings& 
 bool refused(std::string_view flag, std::string_view value) {
     simulate_settings s;
     return parse({flag, value}, s) == std::optional<int>(2);
+}
+
+// What parse_simulate_args writes on its error stream for `args` (checked
+// to stop with status 2).
+std::string refusal(std::vector<std::string_view> args) {
+    std::FILE* err = std::tmpfile();
+    REQUIRE(err != nullptr);
+    simulate_settings s;
+    const auto status = topoblock::cli::detail::parse_simulate_args(args, s, err);
+    std::rewind(err);
+    std::string text;
+    for (int c; (c = std::fgetc(err)) != EOF;) text += static_cast<char>(c);
+    std::fclose(err);
+    CHECK(status == std::optional<int>(2));
+    return text;
 }
 
 }  // namespace
@@ -94,4 +111,43 @@ TEST_CASE("simulate: a Slurm topology file given as --topology is named as one")
     REQUIRE_MESSAGE(listed.has_value(), listed.error().to_string());
     CHECK(listed->domain_count() == 2);
     CHECK(listed->gpu_count() == 16);
+}
+
+TEST_CASE("simulate: every numeric option refuses values out of range, naming the option and the value") {
+    // (option, a value just past its range)
+    const std::vector<std::pair<std::string_view, std::string_view>> options = {
+        {"--jobs", "100000001"},         {"--seed", "18446744073709551616"}, {"--load", "1001"},
+        {"--until", "1e308d"},           {"--snapshot", "1e308d"},           {"--block-gpus", "4294967296"},
+        {"--comm-share", "1.5"},         {"--nvlink-gbps", "1e7"},           {"--ib-gbps", "1e7"},
+        {"--node-mtbf-hours", "2e9"},    {"--repair-hours", "2e9"},          {"--max-requeues", "4294967296"},
+    };
+    for (const auto& option : options) {
+        // (Named, not bound: clang 14's CAPTURE cannot take a structured binding.)
+        const std::string_view flag = option.first, too_large = option.second;
+        for (const std::string_view value : {too_large, std::string_view("-1"), std::string_view("nan"), std::string_view("inf"),
+                                             std::string_view("-inf"), std::string_view("5x"), std::string_view("5 "),
+                                             std::string_view(" 5"), std::string_view("0x10"), std::string_view("")}) {
+            CAPTURE(flag);
+            CAPTURE(value);
+            const std::string err = refusal({flag, value});
+            CHECK(err.starts_with("topoblock simulate: " + std::string(flag) + " takes "));
+            CHECK(err.find("got '" + std::string(value) + "'") != std::string::npos);
+        }
+    }
+    // The edges of each range are taken.
+    simulate_settings s;
+    CHECK_FALSE(parse({"--seed", "18446744073709551615", "--load", "1000", "--comm-share", "1", "--nvlink-gbps", "1e6",
+                       "--ib-gbps", "0.001", "--node-mtbf-hours", "1e9", "--repair-hours", "1e9", "--max-requeues",
+                       "4294967295", "--until", "0"},
+                      s)
+                    .has_value());
+    CHECK(s.seed == 18446744073709551615ULL);
+    CHECK(s.engine.failures.repair_hours == 1e9);
+    CHECK(s.engine.max_requeues == 4294967295U);
+    CHECK(s.engine.cost.infiniband_gb_per_s == 0.001);
+    // Below an hour of MTBF: refused by the program (the library takes it).
+    CHECK(refusal({"--node-mtbf-hours", "0.5"}).find("0 (no failures) or hours from 1 to 1e9") != std::string::npos);
+    CHECK(refused("--ib-gbps", "0"));
+    CHECK(refused("--load", "0"));
+    CHECK(refused("--jobs", "0"));
 }

@@ -253,3 +253,22 @@ TEST_CASE("fuzz: mutated topology.yaml files never crash") {
     for (int i = 0; i < 5000; ++i) deep += std::string(static_cast<std::size_t>(i), ' ') + "-\n";
     CHECK_FALSE(parse_topology_yaml(deep));
 }
+
+TEST_CASE("topology.yaml: nesting deeper than max_depth is an error naming its line, not a deep recursion") {
+    // One key per level, each indented two spaces more than the last.
+    constexpr int max_depth = topoblock::io::detail::yaml::max_depth;
+    const auto nested = [](int levels) {
+        std::string text;
+        for (int i = 0; i < levels; ++i) text += std::string(static_cast<std::size_t>(2 * i), ' ') + "k" + std::to_string(i) + ":\n";
+        return text + std::string(static_cast<std::size_t>(2 * levels), ' ') + "v\n";
+    };
+    const auto deep = parse_topology_yaml(nested(max_depth + 10));
+    REQUIRE_FALSE(deep.has_value());
+    CHECK(deep.error().message.find("nesting is too deep") != std::string::npos);
+    CHECK(deep.error().line > static_cast<std::uint32_t>(max_depth));
+    // Within the limit the nesting parses; the document is then refused for
+    // what it says, not for its depth.
+    const auto shallow = parse_topology_yaml(nested(max_depth - 2));
+    REQUIRE_FALSE(shallow.has_value());
+    CHECK(shallow.error().message.find("too deep") == std::string::npos);
+}

@@ -1,10 +1,14 @@
 #include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/synthetic.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <stdexcept>
 #include <random>
 #include <set>
 #include <string>
@@ -267,4 +271,167 @@ TEST_CASE("--until stops the replay with jobs running and waiting") {
     CHECK(r.totals.unplaceable == 0);
     CHECK(r.totals.not_submitted == 1);  // j5 arrives at 7
     CHECK(r.totals.jobs == 6);
+}
+
+namespace {
+
+// Every job ended (none running or waiting), the books balance, and the
+// timeline holds at most a point per start and per end of an attempt (plus
+// the first): 1 + 2 x (jobs + requeues) <= 1 + 2 x jobs x (max_requeues + 2).
+void check_ended_and_bounded(const policy_result& r, const engine_options& options) {
+    const std::size_t jobs = r.jobs.size();
+    CHECK(r.totals.conserved);
+    CHECK(r.totals.running == 0);
+    CHECK(r.totals.waiting == 0);
+    CHECK(r.totals.not_submitted == 0);
+    CHECK(r.totals.completed + r.totals.abandoned + r.totals.unplaceable == jobs);
+    CHECK(r.totals.requeues <= jobs * (std::uint64_t{options.max_requeues} + 1));
+    CHECK(r.timeline.size() <= 1 + 2 * (jobs + r.totals.requeues));
+    CHECK(r.timeline.size() <= 1 + 2 * jobs * (std::size_t{options.max_requeues} + 2));
+}
+
+// `topoblock simulate --topology nvl72:2 --node-mtbf-hours 1` with few jobs.
+policy_result replay_two_racks(const engine_options& options, std::size_t jobs) {
+    const auto topo = parse_topology_spec("nvl72:2");
+    REQUIRE(topo.has_value());
+    const workload w = generate(helios_mix(), {.jobs = jobs, .cluster_gpus = topo->gpu_count(), .seed = 1});
+    auto a = allocator<best_fit>::create(*topo);
+    REQUIRE(a.has_value());
+    return simulate(std::move(*a), w, options);
+}
+
+}  // namespace
+
+TEST_CASE("failures every hour, repairs after 1e9 hours: the replay ends, every job ended, the timeline bounded") {
+    // Regression: the jobs that need a whole rack waited for 18 nodes up at
+    // once, which failures never allowed, and the timeline took a point per
+    // node event until memory ran out.
+    engine_options options;
+    options.failures.node_mtbf_hours = 1;
+    options.failures.repair_hours = 1e9;
+    const auto r = replay_two_racks(options, 200);
+    check_ended_and_bounded(r, options);
+    CHECK(r.totals.abandoned > 0);
+    CHECK(r.totals.completed > 0);
+}
+
+TEST_CASE("failures every hour, repairs in 4 hours: the replay ends, every job ended, the timeline bounded") {
+    engine_options options;
+    options.failures.node_mtbf_hours = 1;
+    options.failures.repair_hours = 4;
+    const auto r = replay_two_racks(options, 300);
+    check_ended_and_bounded(r, options);
+    CHECK(r.totals.abandoned > 0);
+    // FIFO too: the stall rule does not depend on the discipline.
+    const auto topo = parse_topology_spec("nvl72:2");
+    REQUIRE(topo.has_value());
+    const workload w = generate(helios_mix(), {.jobs = 300, .cluster_gpus = topo->gpu_count(), .seed = 2});
+    const auto f = simulate(*allocator<first_fit>::create(*topo), w, options, fifo{});
+    check_ended_and_bounded(f, options);
+}
+
+TEST_CASE("a stall is given up one failure-and-repair cycle after it began") {
+    engine_options options;
+    options.failures.node_mtbf_hours = 1e6;  // no random failure comes in time
+    options.failures.repair_hours = 1;
+    // Node 0 is down from t=1 and back at t=10 h (the scheduled up), but the
+    // stall that begins at 1 s ends one cycle (1e6 + 1 hours) later: the
+    // scheduled repair lets the whole-cluster job start long before that.
+    options.failures.scheduled = {{1, 0, node_health::down}, {36000, 0, node_health::up}};
+    const auto r = replay(jobs_of({{0, 0.5, 16, 0, 10}}), options);
+    CHECK(r.jobs[0].failures == 1);
+    check_job(r, 0, 36000, 36010);
+    // Down for good (no scheduled up; the random repairs of node 0 come a
+    // cycle later than the stall's end): given up when the stall ends.
+    options.failures.scheduled = {{1, 0, node_health::down}};
+    options.failures.node_mtbf_hours = 1e9;
+    options.failures.repair_hours = 1e9;
+    const auto g = replay(jobs_of({{0, 0.5, 16, 0, 10}}), options);
+    CHECK(g.jobs[0].state == job_state::abandoned);
+    CHECK(g.jobs[0].reason == errc::exceeds_healthy);
+    CHECK(g.jobs[0].end_s == doctest::Approx(1.0 + 2e9 * 3600.0));
+}
+
+TEST_CASE("jobs waiting on nodes down for ever end unplaceable, and the jobs behind them still run") {
+    engine_options options;
+    // Node 0 fails at t=1 and nothing repairs it.
+    options.failures.scheduled = {{1, 0, node_health::down}};
+    // j0 needs the whole cluster: cut at 1, never placeable again. j1 fits
+    // the 12 GPUs left.
+    const auto w = jobs_of({{0, 0, 16, 0, 10}, {0, 2, 4, 0, 5}});
+    for (const bool easy : {true, false}) {
+        CAPTURE(easy);
+        const auto r = easy ? replay(w, options) : replay(w, options, fifo{});
+        check_ended_and_bounded(r, options);
+        CHECK(r.jobs[0].state == job_state::unplaceable);
+        CHECK(r.jobs[0].reason == errc::exceeds_healthy);
+        CHECK(r.jobs[0].failures == 1);
+        CHECK(r.jobs[1].state == job_state::completed);
+    }
+    // Every node down for ever: every job ends unplaceable.
+    options.failures.scheduled.clear();
+    for (node_id n = 0; n < 4; ++n) options.failures.scheduled.push_back({1, n, node_health::down});
+    const auto d = replay(w, options);
+    check_ended_and_bounded(d, options);
+    CHECK(d.totals.unplaceable == 2);
+    CHECK(d.jobs[1].reason == errc::exceeds_healthy);
+}
+
+TEST_CASE("node events between two changes of the jobs add no timeline point: the step carries the mean") {
+    engine_options options;
+    // Node 3 (domain 1; the job is on domain 0) is down from 2 to 4.
+    options.failures.scheduled = {{2, 3, node_health::down}, {4, 3, node_health::up}};
+    const auto r = replay(jobs_of({{0, 0, 4, 0, 10}}), options);
+    REQUIRE(r.jobs[0].failures == 0);
+    REQUIRE(r.timeline.size() == 2);
+    CHECK(r.timeline[0].held == 4);
+    // 16 GPUs for 2 s, 12 for 2 s, 16 for 6 s.
+    CHECK(r.timeline[0].healthy == doctest::Approx((16.0 * 2 + 12.0 * 2 + 16.0 * 6) / 10.0));
+    CHECK(r.timeline[1].t == 10);
+    CHECK(r.timeline[1].healthy == 16);
+    // Without node events the values are exact.
+    const auto calm = replay(jobs_of({{0, 0, 4, 0, 10}}));
+    REQUIRE(calm.timeline.size() == 2);
+    CHECK(calm.timeline[0].healthy == 16);
+}
+
+TEST_CASE("failure settings a replay cannot use are refused before it runs") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    for (const double bad : {-1.0, nan, inf, 1e-7, 2e9}) {
+        CAPTURE(bad);
+        failure_model m;
+        m.node_mtbf_hours = bad;
+        const auto checked = check_failure_model(m, 4);
+        REQUIRE_FALSE(checked.has_value());
+        CHECK(checked.error().message.find("node_mtbf_hours") != std::string::npos);
+        engine_options options;
+        options.failures = m;
+        CHECK_THROWS_AS(replay(hand(), options), std::invalid_argument);
+    }
+    for (const double bad : {-1.0, nan, inf, 2e9}) {
+        CAPTURE(bad);
+        failure_model m;
+        m.repair_hours = bad;
+        const auto checked = check_failure_model(m, 4);
+        REQUIRE_FALSE(checked.has_value());
+        CHECK(checked.error().message.find("repair_hours") != std::string::npos);
+    }
+    failure_model m;
+    m.scheduled = {{1, 0, node_health::down}, {2, 4, node_health::down}};
+    auto checked = check_failure_model(m, 4);
+    REQUIRE_FALSE(checked.has_value());
+    CHECK(checked.error().message == "scheduled event 1: node 4 is out of range (the topology has 4 nodes)");
+    m.scheduled = {{nan, 0, node_health::down}};
+    CHECK_FALSE(check_failure_model(m, 4).has_value());
+    m.scheduled = {{-1, 0, node_health::down}};
+    CHECK_FALSE(check_failure_model(m, 4).has_value());
+    // The edges are taken.
+    m = {};
+    m.node_mtbf_hours = max_failure_hours;
+    m.repair_hours = max_failure_hours;
+    CHECK(check_failure_model(m, 4).has_value());
+    m.node_mtbf_hours = min_node_mtbf_hours;
+    m.repair_hours = 0;
+    CHECK(check_failure_model(m, 4).has_value());
 }

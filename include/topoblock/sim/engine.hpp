@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -95,6 +96,7 @@ public:
         const std::uint32_t domain_gpus = alloc_.topo().max_domain_gpus();
         for (std::size_t i = 0; i < n; ++i) outcomes_[i].min_domains = min_domains_for(jobs_[i].gpus, domain_gpus);
         window_s_ = n != 0 ? jobs_.back().submit_s : 0.0;
+        stall_s_ = (options_.failures.node_mtbf_hours + options_.failures.repair_hours) * 3600.0;
         snapshot_s_ = options_.snapshot_s.value_or(window_s_ / 2.0);
         build_size_mix();
     }
@@ -111,7 +113,15 @@ public:
             if (next_arrival_ < jobs_.size()) next = jobs_[next_arrival_].submit_s;
             if (!running_.empty()) next = std::min(next, running_.begin()->first);
             if (!failures_.empty()) next = std::min(next, failures_.next_time());
-            if (next == none) break;  // waiting on nodes that never come back
+            if (idle_since_) next = std::min(next, *idle_since_ + stall_s_);
+            if (next == none) {
+                // Only jobs waiting on nodes that never come back, no event
+                // left to change that: they can never start.
+                // (One may start once the head's reservation is gone.)
+                give_up_heads(job_state::unplaceable);
+                record_point();
+                continue;
+            }
             if (options_.until_s && next > *options_.until_s) {
                 advance(*options_.until_s);
                 stopped = true;
@@ -124,6 +134,8 @@ public:
             admit_arrivals();
             pass();
             drop_stuck();
+            if (idle_since_ && now_ >= *idle_since_ + stall_s_) give_up_heads(job_state::abandoned);
+            note_idle();
             record_point();
             if (options_.progress && (++events & 4095) == 0)
                 options_.progress(static_cast<double>(finished_) / static_cast<double>(std::max<std::size_t>(jobs_.size(), 1)));
@@ -290,13 +302,45 @@ private:
     // On an empty, fully healthy cluster nothing will ever free more room, so
     // a head that still waits can never start: it is reported, not kept.
     void drop_stuck() {
-        while (running_.empty() && repairs_.empty() && alloc_.state().healthy_gpus() == alloc_.topo().gpu_count()) {
+        if (repairs_.empty() && alloc_.state().healthy_gpus() == alloc_.topo().gpu_count())
+            give_up_heads(job_state::unplaceable);
+    }
+
+    // While nothing runs, ends the head of the queue as `how` (unplaceable
+    // or abandoned, with the policy's last answer as the reason) and lets
+    // the jobs behind it try (a head's reservation may have kept them
+    // back), until one starts or the queue is empty.
+    void give_up_heads(job_state how) {
+        while (running_.empty()) {
             const auto head = queue_head();
             if (!head) return;
             const errc why = outcomes_[*head].reason == errc::ok ? errc::fragmented : outcomes_[*head].reason;
-            make_unplaceable(*head, why);
+            if (how == job_state::unplaceable) {
+                make_unplaceable(*head, why);
+            } else {
+                outcomes_[*head].state = how;
+                outcomes_[*head].reason = why;
+                outcomes_[*head].end_s = now_;
+                ++finished_;
+                leave_queue(*head);
+            }
             pass();
         }
+    }
+
+    // The replay's stall: with random failures, nothing running, no
+    // arrival left and jobs waiting, only the nodes' health changes. The
+    // waiting jobs may need more nodes up at once than failures ever leave
+    // (failures every hour and repairs in four: a rack's 18 nodes are all
+    // up one moment in 0.2^18), and the failures never run out. So a stall
+    // lasts at most one mean failure-and-repair cycle of a node (every node
+    // down when it began has been repaired by then); then the waiting jobs
+    // are given up as abandoned. Without random failures a stall ends by
+    // drop_stuck or when no event is left.
+    void note_idle() {
+        const bool idle = failures_.random() && running_.empty() && next_arrival_ == jobs_.size() && queue_.size() > gone_;
+        if (!idle) idle_since_.reset();
+        else if (!idle_since_) idle_since_ = now_;
     }
 
     void complete_due() {
@@ -426,19 +470,41 @@ private:
         }
     }
 
+    // A point per moment the jobs' GPUs change (a start, an end, a cut):
+    // at most 1 + 2 x (jobs + requeues) points, however many node events
+    // come. A node event between two such moments adds no point: the step
+    // before it carries the time average of the healthy GPUs over its span.
     void record_point() {
         const auto& state = alloc_.state();
         const timeline_point p{now_, static_cast<std::uint32_t>(state.held_gpus() - state.held_gpus_on_down_nodes()),
                                static_cast<std::uint32_t>(state.requested_gpus()),
-                               static_cast<std::uint32_t>(state.healthy_gpus()), std::max(useful_, 0.0)};
+                               static_cast<double>(state.healthy_gpus()), std::max(useful_, 0.0)};
         if (!timeline_.empty()) {
+            if (p.healthy != healthy_now_) {
+                healthy_area_ += healthy_now_ * (now_ - healthy_since_);
+                healthy_since_ = now_;
+                healthy_now_ = p.healthy;
+                healthy_changed_ = true;
+            }
             const auto& last = timeline_.back();
-            if (last.held == p.held && last.requested == p.requested && last.healthy == p.healthy &&
-                last.useful == p.useful)
-                return;
+            if (last.held == p.held && last.requested == p.requested && last.useful == p.useful) return;
             if (last.t == p.t) timeline_.pop_back();
+            else close_step(now_);
         }
         timeline_.push_back(p);
+        healthy_now_ = p.healthy;
+        healthy_since_ = now_;
+        healthy_area_ = 0.0;
+        healthy_changed_ = false;
+    }
+
+    // The last step's healthy GPUs: their time average up to `end` when node
+    // events changed them during the step (only then: an average of equal
+    // values could round).
+    void close_step(double end) {
+        auto& last = timeline_.back();
+        if (!healthy_changed_ || !(end > last.t)) return;
+        last.healthy = (healthy_area_ + healthy_now_ * (end - healthy_since_)) / (end - last.t);
     }
 
     // The workload's most frequent sizes, weighted by their job counts (the
@@ -483,6 +549,7 @@ private:
         s.failure_lost_gpu_hours = failure_lost_gpu_hours_;
         s.requeues = requeues_;
         r.jobs = std::move(outcomes_);
+        if (!timeline_.empty()) close_step(last_t_);
         r.timeline = std::move(timeline_);
         r.fragmentation = std::move(fragmentation_);
         r.snapshot = std::move(snapshot_);
@@ -538,6 +605,12 @@ private:
     std::vector<topoblock::size_weight> size_mix_;
     std::size_t next_sample_ = 0;
     std::vector<timeline_point> timeline_;
+    // The healthy GPUs over the last step of timeline_ (record_point).
+    double healthy_now_ = 0.0, healthy_since_ = 0.0, healthy_area_ = 0.0;
+    bool healthy_changed_ = false;
+    // When the current stall began (note_idle), and how long one may last.
+    std::optional<double> idle_since_;
+    double stall_s_ = 0.0;
     std::vector<fragmentation_sample> fragmentation_;
     occupancy_snapshot snapshot_;
 };
@@ -549,9 +622,17 @@ private:
 // same inputs give the same result. Cost: O(events x (log jobs + policy
 // decision)) plus the discipline's own work (EASY copies the allocator when
 // it looks for a reservation) and the fragmentation samples.
+//
+// Every replay ends: each job completes, is unplaceable, is abandoned (cut
+// short by failures more than max_requeues times, or waiting through a
+// stall: see engine::note_idle), or is still running or waiting at
+// options.until_s. Throws std::invalid_argument, before anything runs, when
+// options.failures fails check_failure_model.
 template <class Queue = easy_backfill, class Allocator>
 policy_result simulate(Allocator allocator, const workload& w, const engine_options& options = {},
                        const Queue& queue = {}) {
+    if (const auto checked = check_failure_model(options.failures, allocator.topo().node_count()); !checked)
+        throw std::invalid_argument("engine_options::failures: " + checked.error().to_string());
     return detail::engine<Allocator, Queue>(std::move(allocator), w, options, queue).run();
 }
 

@@ -2,12 +2,16 @@
 
 #include <topoblock/sim/random.hpp>
 #include <topoblock/state/health.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <queue>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -38,12 +42,46 @@ struct failure_model {
     std::vector<node_event> scheduled;
 };
 
+// The longest MTBF or repair time a replay takes: about 114,000 years, or
+// 3.6e12 seconds, where the replay's clock (a double, in seconds) still
+// tells apart moments a millisecond apart. Longer, a job's run time would be
+// lost in the rounding of the moments it starts and ends.
+inline constexpr double max_failure_hours = 1e9;
+// The shortest MTBF a replay takes (3.6 ms): shorter, the failures of a
+// large cluster would come faster than the clock can tell moments apart,
+// and the replay would not advance.
+inline constexpr double min_node_mtbf_hours = 1e-6;
+
+// Whether a replay can use `model` on a topology of `node_count` nodes:
+// hours finite and in range, scheduled events at finite times >= 0 on nodes
+// of the topology. The error names the field (and the event, by position).
+inline expected<void, error> check_failure_model(const failure_model& model, std::uint32_t node_count) {
+    const double mtbf = model.node_mtbf_hours;
+    // Written so that NaN fails every test.
+    if (!(mtbf == 0.0 || (mtbf >= min_node_mtbf_hours && mtbf <= max_failure_hours)))
+        return unexpected(make_error("node_mtbf_hours takes 0 (no random failures) or hours from 1e-6 to 1e9"));
+    if (!(model.repair_hours >= 0.0 && model.repair_hours <= max_failure_hours))
+        return unexpected(make_error("repair_hours takes hours from 0 to 1e9"));
+    for (std::size_t i = 0; i < model.scheduled.size(); ++i) {
+        const node_event& e = model.scheduled[i];
+        const std::string which = "scheduled event " + std::to_string(i);
+        if (!(e.time_s >= 0.0 && std::isfinite(e.time_s)))
+            return unexpected(make_error(which + ": its time is not a finite number of seconds >= 0"));
+        if (e.node >= node_count)
+            return unexpected(make_error(which + ": node " + std::to_string(e.node) + " is out of range (the topology has " +
+                                         std::to_string(node_count) + " nodes)"));
+    }
+    return {};
+}
+
 // The merged, time-ordered stream of a model's events for one topology,
 // generated lazily so it never ends while failures are on.
 class failure_schedule {
 public:
     failure_schedule(const failure_model& model, std::uint32_t node_count, std::uint64_t seed)
         : mtbf_s_(model.node_mtbf_hours * 3600.0), repair_s_(std::max(0.0, model.repair_hours * 3600.0)) {
+        // check_failure_model tells which events are out of range; the
+        // schedule itself skips them.
         for (std::size_t i = 0; i < model.scheduled.size(); ++i) {
             const auto& e = model.scheduled[i];
             if (e.node < node_count) push({e.time_s, e.node, e.to}, fixed_source);
@@ -60,6 +98,8 @@ public:
     }
 
     bool empty() const noexcept { return heap_.empty(); }
+    // Whether random failures are drawn (they never run out).
+    bool random() const noexcept { return !engines_.empty(); }
     // Time of the next event; only when !empty().
     double next_time() const noexcept { return std::get<0>(heap_.top().key); }
 

@@ -113,7 +113,8 @@ inline std::string format_table(std::span<const policy_result> results, std::str
     for (const auto& r : results)
         if (r.totals.abandoned != 0)
             out += "NOTE " + r.policy + ": " + std::to_string(r.totals.abandoned) +
-                   " jobs given up, cut short by node failures more often than the requeue limit allows\n";
+                   " jobs given up: cut short by node failures more often than the requeue limit allows, or\n"
+                   "  kept from starting by failures once nothing else ran (docs/simulate.md, \"Failures\")\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
         if (s.conserved) continue;

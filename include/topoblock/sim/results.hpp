@@ -22,7 +22,10 @@ enum class job_state : std::uint8_t {
     running,      // started and not finished when the replay stops
     completed,
     unplaceable,  // never placeable under this policy: `reason` says why
-    abandoned,    // cut short by node failures more often than engine_options::max_requeues allows
+    // cut short by node failures more often than engine_options::max_requeues
+    // allows, or still waiting when a stall (random failures, nothing
+    // running, no arrival left) has lasted one mean failure-and-repair cycle
+    abandoned,
 };
 
 constexpr std::string_view to_string(job_state s) noexcept {
@@ -59,7 +62,10 @@ struct timeline_point {
     double t = 0.0;
     std::uint32_t held = 0;       // GPUs held on nodes that are not down
     std::uint32_t requested = 0;  // GPUs the running jobs asked for
-    std::uint32_t healthy = 0;    // GPUs on nodes that are not down
+    // GPUs on nodes that are not down; when node events came during the
+    // step, their time average over it (the timeline gets no point per node
+    // event, see engine.hpp)
+    double healthy = 0.0;
     // GPU time doing the jobs' work: each running job's asked GPUs divided
     // by its communication slowdown (a job running 1.5x slower does 2/3 of
     // the useful work its GPUs could).
