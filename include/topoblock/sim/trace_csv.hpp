@@ -3,6 +3,7 @@
 #include <topoblock/sim/job.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
 #include <topoblock/support/utf8_bom.hpp>
 
 #include <algorithm>
@@ -161,27 +162,9 @@ inline expected<column_map, error> map_columns(const std::vector<std::string_vie
     return map;
 }
 
-// The offending text, cut short so one bad field cannot flood a report;
-// control bytes (a NUL would end the printed line) shown as \xNN.
-inline std::string quoted(std::string_view text) {
-    constexpr std::size_t shown = 32;
-    constexpr std::string_view hex = "0123456789abcdef";
-    std::string out = "'";
-    for (const char c : text.substr(0, shown)) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte != 0x7f) {
-            out += c;
-        } else {
-            ((out += "\\x") += hex[byte >> 4]) += hex[byte & 15];
-        }
-    }
-    if (text.size() > shown) out += "...";
-    return out + "'";
-}
-
 // "gpus: 'x' is not a whole number": names the column and shows the text.
 inline std::string field_problem(std::string_view column, std::string_view text, std::string_view problem) {
-    return std::string(column) + ": " + quoted(text) + " " + std::string(problem);
+    return std::string(column) + ": " + topoblock::detail::quoted(text) + " " + std::string(problem);
 }
 
 inline constexpr double max_trace_seconds = 1e12;
