@@ -196,6 +196,9 @@ inline expected<loaded_workload, error> load_workload(const simulate_settings& s
     if (!read) return unexpected(std::move(read).error());
     for (const auto& bad : read->bad_rows)
         std::fprintf(stderr, "topoblock simulate: %s: skipped %s\n", s.workload.c_str(), bad.to_string().c_str());
+    if (read->bad_row_count > read->bad_rows.size())
+        std::fprintf(stderr, "topoblock simulate: %s: skipped %zu more bad rows (%zu in all)\n", s.workload.c_str(),
+                     read->bad_row_count - read->bad_rows.size(), read->bad_row_count);
     out.jobs = std::move(read->jobs);
     const double natural = offered_load_of(out.jobs, topo.gpu_count());
     out.offered_load = natural;
