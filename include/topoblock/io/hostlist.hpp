@@ -34,6 +34,8 @@ inline constexpr std::size_t max_hostlist_groups = 64;
 
 namespace detail {
 
+using topoblock::detail::quoted;
+
 // Where a piece of text sits in the file it came from, so that errors found
 // inside a value (a hostlist in topology.conf, say) point into the file.
 struct text_origin {

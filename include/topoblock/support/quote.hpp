@@ -14,7 +14,9 @@ inline constexpr std::size_t quoted_bytes = 32;
 // huge message, and with control bytes and every byte outside printable
 // ASCII shown as \xNN, so that a message never carries a terminal escape, a
 // NUL that ends the printed line, or half of a UTF-8 character. Every error
-// that quotes input quotes it with this.
+// that quotes input quotes it with this. Call it qualified (detail::quoted):
+// unqualified, a std::string argument finds std::quoted by argument-dependent
+// lookup wherever <iomanip> is included.
 inline std::string quoted(std::string_view text) {
     constexpr std::string_view hex = "0123456789abcdef";
     std::string out = "'";
