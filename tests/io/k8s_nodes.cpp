@@ -173,3 +173,29 @@ TEST_CASE("k8s nodes: node names must be DNS subdomain names, so hostlists of th
         CHECK(io::expand_hostlist(io::compress_hostlist(names{name})).value() == names{name});
     }
 }
+
+TEST_CASE("k8s nodes: the label values that name domains and groups must be Kubernetes label values") {
+    const auto error_of = [](std::string_view labels) {
+        auto read = io::read_k8s_nodes(header + row("gb-01", "Ready", labels));
+        REQUIRE_FALSE(read.has_value());
+        CHECK(read.error().line == 2);
+        return read.error();
+    };
+    const std::string clique = "nvidia.com/gpu.count=4,nvidia.com/gpu.clique=";
+    // Column of the first bad character: LABELS starts at column 41.
+    const std::size_t value_at = 41 + clique.size();
+    auto e = error_of(clique + "a\x1b[2Jb");
+    CHECK(e.column == value_at + 1);
+    CHECK(e.message == "node 'gb-01': nvidia.com/gpu.clique value 'a\\x1b[2Jb' is not a Kubernetes label value (at "
+                       "most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)");
+    CHECK(error_of(clique + "-a").column == value_at);
+    CHECK(error_of(clique + std::string(64, 'a')).column == value_at + 63);
+    CHECK(error_of("network.topology.nvidia.com/leaf=l!1,nvidia.com/gpu.count=4").message.find("not a Kubernetes "
+                                                                                                "label value") !=
+          std::string::npos);
+    // A huge value is quoted short.
+    CHECK(error_of(clique + std::string(1'000'000, 'x') + "!").message.size() < 300);
+    // Valid values, and labels read for nothing, are accepted as they are.
+    const auto c = read_ok(header + row("gb-01", "Ready", clique + "8a1f-C3_x.1,other=a!b"));
+    CHECK(domain_names(c.topo) == names{"8a1f-C3_x.1"});
+}

@@ -101,6 +101,24 @@ inline std::size_t node_name_problem(std::string_view name) noexcept {
     return std::string_view::npos;
 }
 
+// Label values (Kubernetes' IsValidLabelValue): at most 63 letters, digits,
+// '-', '_' and '.', starting and ending with a letter or digit. The values
+// read here name domains and groups, which messages and reports print.
+inline constexpr std::size_t max_label_value = 63;
+
+// Where the first character that breaks the rule is, or npos.
+inline std::size_t label_value_problem(std::string_view value) noexcept {
+    const auto alphanumeric = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const char c = value[i];
+        const bool inner = c == '-' || c == '_' || c == '.';
+        if (!alphanumeric(c) && !(inner && i > 0 && i + 1 < value.size())) return i;
+    }
+    return value.size() > max_label_value ? max_label_value : std::string_view::npos;
+}
+
 inline node_health health_of(std::string_view status) {
     if (status == "Ready") return node_health::up;
     if (status.starts_with("Ready,") && status.find("SchedulingDisabled") != std::string_view::npos) return node_health::drain;
@@ -122,6 +140,15 @@ inline expected<listed_node, error> read_labels(listed_node node, std::string_vi
             return unexpected(make_error("node " + detail::quoted(node.name) + ": empty label key", line, column));
         const std::string_view key = label.substr(0, eq == std::string_view::npos ? label.size() : eq);
         const std::string_view value = eq == std::string_view::npos ? std::string_view{} : label.substr(eq + 1);
+        const bool names_a_group = key == k8s_clique_label || key == k8s_accelerator_label ||
+                                   std::find(k8s_level_labels.begin(), k8s_level_labels.end(), key) != k8s_level_labels.end();
+        if (const std::size_t bad = names_a_group ? label_value_problem(value) : std::string_view::npos;
+            bad != std::string_view::npos)
+            return unexpected(make_error("node " + detail::quoted(node.name) + ": " + std::string(key) + " value " +
+                                             detail::quoted(value) +
+                                             " is not a Kubernetes label value (at most 63 letters, digits, '-', '_' "
+                                             "and '.', starting and ending with a letter or digit)",
+                                         line, column + static_cast<std::uint32_t>(eq + 1 + bad)));
         if (key == k8s_clique_label || (key == k8s_accelerator_label && !node.domain)) {
             if (!value.empty()) node.domain = std::string(value);
         } else if (key == k8s_gpu_count_label) {
