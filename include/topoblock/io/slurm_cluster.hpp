@@ -54,10 +54,15 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& s
                                      "block: entry): its base blocks become the NVLink domains"));
     if (auto ok = validate_topology(st); !ok) return unexpected(std::move(ok).error());
     std::unordered_map<std::string, std::size_t> rank;
-    for (std::size_t i = 0; i < node_order.size(); ++i)
+    for (std::size_t i = 0; i < node_order.size(); ++i) {
+        // Nodes outside the blocks become nodes of the cluster: their names
+        // must read back from a hostlist as the blocks' names do.
+        if (auto ok = detail::check_entity_name("node", node_order[i], 0); !ok)
+            return unexpected(make_error("the cluster's node list: " + ok.error().message));
         if (!rank.emplace(node_order[i], i).second)
             return unexpected(
                 make_error("node " + detail::quoted(node_order[i]) + " is listed twice in the cluster's node list"));
+    }
     topology_builder builder;
     for (const slurm_block& block : st.blocks) {
         std::vector<std::string> nodes = block.nodes;
