@@ -6,6 +6,8 @@
 #include "place_command.hpp"
 #include "simulate_command.hpp"
 
+#include <topoblock/support/quote.hpp>
+
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
                 usage(stdout);
                 return 0;
             }
-            std::fprintf(stderr, "topoblock: unknown command '%.*s'\n", static_cast<int>(command.size()), command.data());
+            std::fprintf(stderr, "topoblock: unknown command %s\n", topoblock::detail::quoted(command).c_str());
             usage(stderr);
             return 2;
         },

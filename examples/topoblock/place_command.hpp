@@ -12,6 +12,7 @@
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/support/quote.hpp>
 #include <topoblock/support/text_lines.hpp>
 #include <topoblock/topoblock.hpp>
 
@@ -104,12 +105,13 @@ inline bool looks_like_yaml(std::string_view path, std::string_view text) {
 
 inline expected<place_cluster, error> load(const place_options& o) {
     if (names_other_than_a_file(o.topology))
-        return unexpected(make_error("--topology '" + o.topology + "' is not a regular file"));
+        return unexpected(make_error("--topology " + topoblock::detail::quoted(o.topology) + " is not a regular file"));
     const std::optional<std::string> read = read_regular_file(o.topology);
     if (!read) {
         auto preset = parse_topology_spec(o.topology);
         if (!preset)
-            return unexpected(make_error("--topology '" + o.topology + "' is neither a readable file nor a preset (" +
+            return unexpected(make_error("--topology " + topoblock::detail::quoted(o.topology) +
+                                     " is neither a readable file nor a preset (" +
                                          preset.error().to_string() + ")"));
         return place_cluster{std::move(*preset), slurm_block{}, {}};
     }
@@ -171,7 +173,7 @@ private:
         return false;
     }
     bool not_positive(std::uint32_t column, std::string_view value) {
-        return fail(column, "expected a positive number, got '" + std::string(value) + "'");
+        return fail(column, "expected a positive number, got " + topoblock::detail::quoted(value));
     }
 
     bool apply(const std::vector<word>& w) {
@@ -182,15 +184,15 @@ private:
         if (verb == "down") return health(w, node_health::down);
         if (verb == "drain") return health(w, node_health::drain);
         if (verb == "up") return health(w, node_health::up);
-        return fail(w[0].column, "unknown event '" + std::string(verb) +
-                                     "' (expected alloc, hold, release, down, drain or up)");
+        return fail(w[0].column, "unknown event " + topoblock::detail::quoted(verb) +
+                                     " (expected alloc, hold, release, down, drain or up)");
     }
 
     // The ID of `alloc` and `hold`: present, and not naming a live job.
     bool new_id(const std::vector<word>& w) {
         if (w.size() < 2) return fail(after(w[0]), std::string(w[0].text) + " needs an ID");
         if (live_.contains(std::string(w[1].text)))
-            return fail(w[1].column, "allocation '" + std::string(w[1].text) + "' is already running");
+            return fail(w[1].column, "allocation " + topoblock::detail::quoted(w[1].text) + " is already running");
         return true;
     }
 
@@ -207,7 +209,7 @@ private:
             std::uint32_t n = 0;
             const bool takes_value = key == "nodes" || key == "gpus" || key == "segment" || key == "exclusive" || key == "locality";
             if (takes_value && eq == std::string_view::npos)
-                return fail(w[i].column, "'" + std::string(key) + "' needs a value: " + std::string(key) + "=...");
+                return fail(w[i].column, topoblock::detail::quoted(key) + " needs a value: " + std::string(key) + "=...");
             if (t == "spread-segments") {
                 q.spread_segments = true;
             } else if (key == "nodes" || key == "gpus") {
@@ -228,8 +230,8 @@ private:
                 else if (value == "any") q.where = locality::any;
                 else return fail(value_column, "expected locality=require, prefer or any");
             } else {
-                return fail(w[i].column, "unknown alloc option '" + std::string(t) +
-                                             "' (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)");
+                return fail(w[i].column, "unknown alloc option " + topoblock::detail::quoted(t) +
+                                             " (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)");
             }
         }
         if (!sized) return fail(after(w[1]), "alloc needs nodes=N or gpus=N");
@@ -265,8 +267,8 @@ private:
         std::vector<bool> seen(a_.topo().node_count(), false);
         for (const std::string& name : *names) {
             const auto n = a_.topo().find_node(name);
-            if (!n) return fail(w.column, "unknown node '" + name + "'");
-            if (seen[*n]) return fail(w.column, "node '" + name + "' is named twice");
+            if (!n) return fail(w.column, "unknown node " + topoblock::detail::quoted(name));
+            if (seen[*n]) return fail(w.column, "node " + topoblock::detail::quoted(name) + " is named twice");
             seen[*n] = true;
             nodes.push_back(*n);
         }
@@ -275,7 +277,7 @@ private:
 
     bool one_hostlist(const std::vector<word>& w, std::size_t at, std::vector<node_id>& nodes) {
         if (w.size() <= at) return fail(after(w.back()), std::string(w[0].text) + " needs a hostlist");
-        if (w.size() > at + 1) return fail(w[at + 1].column, "unexpected '" + std::string(w[at + 1].text) + "'");
+        if (w.size() > at + 1) return fail(w[at + 1].column, "unexpected " + topoblock::detail::quoted(w[at + 1].text));
         return nodes_of(w[at], nodes);
     }
 
@@ -287,7 +289,7 @@ private:
             const gpu_mask full = a_.state().node_full_mask(n);
             const auto d = a_.topo().node(n).domain;
             if (a_.state().unheld_gpus(n) != full || a_.state().health(n) == node_health::down || !a_.state().domain_open(d))
-                return fail(w[2].column, "node '" + a_.topo().node(n).name + "' is not free");
+                return fail(w[2].column, "node " + topoblock::detail::quoted(a_.topo().node(n).name) + " is not free");
             pieces.push_back({n, full});
         }
         auto got = a_.hold(pieces, request::nodes(static_cast<std::uint32_t>(nodes.size())));
@@ -301,9 +303,9 @@ private:
 
     bool release(const std::vector<word>& w) {
         if (w.size() < 2) return fail(after(w[0]), "release needs an ID");
-        if (w.size() > 2) return fail(w[2].column, "unexpected '" + std::string(w[2].text) + "'");
+        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text));
         const auto it = live_.find(std::string(w[1].text));
-        if (it == live_.end()) return fail(w[1].column, "no running allocation '" + std::string(w[1].text) + "'");
+        if (it == live_.end()) return fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text));
         (void)a_.release(it->second);
         live_.erase(it);
         return true;
@@ -332,7 +334,7 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
             return true;
         }
         if (is_stray_word(arg)) {
-            err << "topoblock place: unexpected argument '" << arg << "'\n";
+            err << "topoblock place: unexpected argument " << topoblock::detail::quoted(arg) << '\n';
             return false;
         }
         std::string_view value;
@@ -343,7 +345,7 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
         } else if (i + 1 < args.size()) {
             value = args[++i];
         } else {
-            err << "topoblock place: " << arg << " needs a value\n";
+            err << "topoblock place: " << topoblock::detail::quoted(arg) << " needs a value\n";
             return false;
         }
         if (arg == "--topology") {
@@ -361,7 +363,7 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
             }
             o.gpus_per_node = static_cast<std::uint32_t>(*n);
         } else {
-            err << "topoblock place: unknown option '" << arg << "'\n";
+            err << "topoblock place: unknown option " << topoblock::detail::quoted(arg) << '\n';
             return false;
         }
     }
@@ -412,7 +414,7 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
         status = runner.run(in) ? 0 : 1;
     });
     if (!known) {
-        err << "topoblock place: unknown policy '" << o.policy << "' (expected";
+        err << "topoblock place: unknown policy " << topoblock::detail::quoted(o.policy) << " (expected";
         for (std::string_view name : policy_names) err << ' ' << name;
         err << ")\n";
         return 2;

@@ -13,6 +13,7 @@
 #include <topoblock/sim/report.hpp>
 #include <topoblock/sim/synthetic.hpp>
 #include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/support/quote.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <chrono>
@@ -121,7 +122,7 @@ inline expected<topology, error> load_topology(const std::string& arg) {
     std::error_code ec;
     if (arg.find(':') == std::string::npos && std::filesystem::is_regular_file(arg, ec)) {
         const auto text = read_regular_file(arg);
-        if (!text) return unexpected(make_error("cannot read topology file '" + arg + "'"));
+        if (!text) return unexpected(make_error("cannot read topology file " + topoblock::detail::quoted(arg)));
         if (io::looks_like_kubectl_nodes(*text)) {
             // The replay starts with every node up; the listing's health is
             // for `topoblock place`.
@@ -149,7 +150,7 @@ inline expected<topology, error> load_topology(const std::string& arg) {
             // Its position counts in the spec the file's lines make, not in
             // the file: the spec is quoted instead.
             e.file = arg;
-            e.message = "spec '" + spec + "' (column " + std::to_string(e.column) + "): " + e.message;
+            e.message = "spec " + topoblock::detail::quoted(spec) + " (column " + std::to_string(e.column) + "): " + e.message;
             e.line = e.column = 0;
             return unexpected(std::move(e));
         }
@@ -194,6 +195,9 @@ inline expected<loaded_workload, error> load_workload(const simulate_settings& s
     if (!read) return unexpected(std::move(read).error());
     for (const auto& bad : read->bad_rows)
         std::fprintf(stderr, "topoblock simulate: %s: skipped %s\n", s.workload.c_str(), bad.to_string().c_str());
+    if (read->bad_row_count > read->bad_rows.size())
+        std::fprintf(stderr, "topoblock simulate: %s: skipped %zu more bad rows (%zu in all)\n", s.workload.c_str(),
+                     read->bad_row_count - read->bad_rows.size(), read->bad_row_count);
     out.jobs = std::move(read->jobs);
     const double natural = offered_load_of(out.jobs, topo.gpu_count());
     out.offered_load = natural;
@@ -228,7 +232,7 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
         return std::optional<int>(2);
     };
     for (std::size_t i = 0; i < args.size(); ++i) {
-        if (is_stray_word(args[i])) return bad("unexpected argument '" + std::string(args[i]) + "'");
+        if (is_stray_word(args[i])) return bad("unexpected argument " + topoblock::detail::quoted(args[i]));
         const option_word word = split_option(args[i]);
         const std::string_view flag = word.flag;
         if (flag == "--help" || flag == "-h") {
@@ -305,7 +309,7 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             s.engine.failures.repair_hours = *x;
         } else {
             --i;
-            return bad("unknown option '" + std::string(flag) + "'");
+            return bad("unknown option " + topoblock::detail::quoted(flag));
         }
     }
     return std::nullopt;
@@ -379,7 +383,8 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
         if (!with_policy(name, s.policy, [](auto&&) {})) {
             std::string known;
             for (const auto& n : policy_names) known += (known.empty() ? "" : ", ") + std::string(n);
-            std::fprintf(stderr, "topoblock simulate: unknown policy '%s' (known: %s)\n", name.c_str(), known.c_str());
+            std::fprintf(stderr, "topoblock simulate: unknown policy %s (known: %s)\n",
+                         topoblock::detail::quoted(name).c_str(), known.c_str());
             return 2;
         }
     if (names.empty()) {

@@ -182,3 +182,42 @@ TEST_CASE("place: command-line errors") {
     CHECK(best_fit.err.find("slurm-block") == std::string::npos);
     CHECK(run({"--topology", eight_nodes(), "extra"}, "").err.find("unexpected argument 'extra'") != std::string::npos);
 }
+
+TEST_CASE("place: echoed words are cut to a few dozen bytes and escaped") {
+    // The review's 100 MB word made a 100 MB message; 10 MB shows the same.
+    const std::string huge(10'000'000, 'x');
+    const std::string cut = "'" + std::string(topoblock::detail::quoted_bytes, 'x') + "...'";
+    const auto r = run({"--topology", eight_nodes()},
+                       huge + "\n"
+                       "alloc a nodes=1 " + huge + "\n"
+                       "release " + huge + "\n"
+                       "alloc b nodes=1\x1b[2J\n"
+                       "down node\x07[1-2]\n"
+                       "down node[1-" + huge + "]\n"
+                       "hold c node1 \x1b]0;pwned\x07\n");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.size() < 1'000);
+    CHECK(r.err ==
+          "topoblock place: line 1, column 1: unknown event " + cut +
+              " (expected alloc, hold, release, down, drain or up)\n"
+              "topoblock place: line 2, column 17: unknown alloc option " + cut +
+              " (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)\n"
+              "topoblock place: line 3, column 9: no running allocation " + cut + "\n"
+              "topoblock place: line 4, column 15: expected a positive number, got '1\\x1b[2J'\n"
+              "topoblock place: line 5, column 6: unknown node 'node\\x071'\n"
+              "topoblock place: line 6, column 13: range '1-" + std::string(30, 'x') + "...' is not numeric\n"
+              "topoblock place: line 7, column 14: unexpected '\\x1b]0;pwned\\x07'\n");
+    // The command line too.
+    const auto option = run({"--topology", eight_nodes(), "--frob\x1b[2J" + huge, "v"}, "");
+    CHECK(option.status == 2);
+    CAPTURE(option.err.substr(0, 200));
+    CHECK(option.err.starts_with("topoblock place: unknown option '--frob\\x1b[2Jxxxx"));
+    CHECK(option.err.find('\x1b') == std::string::npos);
+    CHECK(option.err.size() < 2'000);
+    const auto policy = run({"--topology", "nvl72:1", "--policy", "\x1b[31mred"}, "");
+    CHECK(policy.err.find("unknown policy '\\x1b[31mred'") != std::string::npos);
+    const auto spec = run({"--topology", "nvl72:" + huge}, "");
+    CHECK(spec.status == 2);
+    CHECK(spec.err.size() < 1'000);
+}

@@ -101,6 +101,12 @@ TEST_CASE("simulate: a Slurm topology file given as --topology is named as one")
     const auto e = topoblock::cli::detail::load_topology(bad.string());
     REQUIRE_FALSE(e.has_value());
     CHECK(e.error().to_string().starts_with(bad.string() + ": spec 'nvl72:x' (column 7): "));
+    // A huge spec in a file is quoted short, its control bytes escaped.
+    const topoblock::test::scratch_file huge("huge.spec", "nvl72:\x1b" + std::string(1'000'000, '9') + "\n");
+    const auto h = topoblock::cli::detail::load_topology(huge.string());
+    REQUIRE_FALSE(h.has_value());
+    CHECK(h.error().message.starts_with("spec 'nvl72:\\x1b" + std::string(25, '9') + "...' (column 7): "));
+    CHECK(h.error().message.size() < 300);
     // A kubectl node listing: its NVLink cliques.
     const topoblock::test::scratch_file k8s("nodes.txt",
                                             "NAME STATUS LABELS\n"

@@ -166,3 +166,68 @@ TEST_CASE("fuzz: random mutations of expressions never crash") {
         }
     }
 }
+
+TEST_CASE("count: range sizes that add up past 2^64 do not wrap (review: n[0-999999999999999999,...])") {
+    // 18 ranges of 10^18 numbers and one of 446744073709551616 add up to
+    // exactly 2^64; one more number made the unchecked sum 1, which passed the
+    // cap and started expanding 10^18 names.
+    std::string text = "n[";
+    for (int i = 0; i < 18; ++i) text += "0-999999999999999999,";
+    text += "0-446744073709551615,7]";
+    expect_error(text, 1, "more than 1000000 names");
+    // The same group times others: the product saturates too.
+    expect_error("a[1-2]" + text.substr(1), 1, "more than 1000000 names");
+    expect_error("a[0-4294967295]b[0-4294967296]c[1-2]", 1, "more than 1000000 names");
+    // After an item that fits: the error points at the item that does not.
+    expect_error("x,y," + text, 5, "more than 1000000 names");
+}
+
+TEST_CASE("count: many items are refused at the cap, before names are made") {
+    // The review's 10 MB hostlist of one name repeated.
+    std::string text;
+    text.reserve(10'000'002);
+    while (text.size() < 10'000'000) text += "a,";
+    text += "a";
+    // Item max_hostlist_names + 1 starts at byte 2 * max_hostlist_names.
+    expect_error(text, static_cast<std::uint32_t>(2 * topoblock::io::max_hostlist_names + 1),
+                 "more than 1000000 names");
+    // Exactly the cap is allowed, and no more room than the names is taken.
+    const std::string at_cap = text.substr(0, 2 * topoblock::io::max_hostlist_names - 1);
+    const names expanded = expand_ok(at_cap);
+    CHECK(expanded.size() == topoblock::io::max_hostlist_names);
+    CHECK(expanded.capacity() == expanded.size());
+}
+
+TEST_CASE("count: a bracket group of more ranges than the cap has names is refused while read") {
+    std::string text = "n[";
+    for (std::size_t i = 0; i < topoblock::io::max_hostlist_names + 5; ++i) text += "1,";
+    text += "1]";
+    // The range after the first max_hostlist_names.
+    expect_error(text, static_cast<std::uint32_t>(3 + 2 * topoblock::io::max_hostlist_names),
+                 "more than 1000000 names");
+}
+
+TEST_CASE("a name has at most max_hostlist_groups bracket groups") {
+    std::string text = "n";
+    for (std::size_t g = 0; g < topoblock::io::max_hostlist_groups; ++g) text += "[1]";
+    CHECK(expand_ok(text) == names{"n" + std::string(topoblock::io::max_hostlist_groups, '1')});
+    const std::uint32_t next = static_cast<std::uint32_t>(text.size() + 1);
+    text += "[1]";
+    expect_error(text, next, "more than 64 bracket groups");
+    std::string many(3'000'000, '[');
+    for (std::size_t i = 0; i < many.size(); i += 3) many.replace(i, 3, "[1]");
+    expect_error(many, static_cast<std::uint32_t>(3 * topoblock::io::max_hostlist_groups + 1), "bracket groups");
+}
+
+TEST_CASE("errors quote at most a few dozen bytes of the input, escaped") {
+    const std::string huge = "n[" + std::string(10'000'000, 'a') + "]";
+    auto result = expand_hostlist(huge);
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().message.size() < 100);
+    CHECK_MESSAGE(result.error().message.find("'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'") != std::string::npos,
+                  result.error().message);
+    expect_error("n[1-\x1b[2J]", 2, "never closed");
+    expect_error("n[1-\x1b]", 5, "range '1-\\x1b' is not numeric");
+    expect_error(std::string("n[\0-2]", 6), 3, "range '\\x00-2' is not numeric");
+    expect_error("n[1-" + std::string(40, '9') + "]", 5, "number '" + std::string(32, '9') + "...' is too large");
+}

@@ -135,3 +135,67 @@ TEST_CASE("fuzz: mutated kubectl listings never crash") {
         if (read) CHECK(read->health.size() == read->topo.node_count());
     }
 }
+
+TEST_CASE("k8s nodes: node names must be DNS subdomain names, so hostlists of them read back") {
+    const std::string gpu = "nvidia.com/gpu.count=4";
+    // The review's names: printed in a hostlist, "a,b" read back as nodes a
+    // and b, "c[1-2]" as c1 and c2.
+    const auto check = [&](std::string_view name, std::uint32_t column, std::string_view fragment) {
+        auto read = io::read_k8s_nodes(header + row("gb-01", "Ready", gpu) + row(name, "Ready", gpu));
+        REQUIRE_FALSE(read.has_value());
+        CAPTURE(read.error().to_string());
+        CHECK(read.error().line == 3);
+        CHECK(read.error().column == column);
+        CHECK(read.error().message.find(fragment) != std::string::npos);
+    };
+    const std::string not_k8s = "is not a Kubernetes node name";
+    check("a,b", 2, "node name 'a,b' " + not_k8s);
+    check("c[1-2]", 2, "node name 'c[1-2]' " + not_k8s);
+    check("Gb-01", 1, not_k8s);
+    check("-gb", 1, not_k8s);
+    check("gb-", 3, not_k8s);
+    check("gb..01", 4, not_k8s);
+    check("gb.-01", 4, not_k8s);
+    check("gb-.01", 4, not_k8s);
+    check("gb.", 3, not_k8s);
+    check("g\x1b[2Jb", 2, "node name 'g\\x1b[2Jb' " + not_k8s);
+    check("g\xc3\xa9", 2, "node name 'g\\xc3\\xa9' " + not_k8s);
+    check(std::string(254, 'a'), 254, "node name '" + std::string(32, 'a') + "...' is longer than 253 characters");
+    // A huge name: the message stays short.
+    auto huge = io::read_k8s_nodes(header + row(std::string(1'000'000, 'x') + "_", "Ready", gpu));
+    REQUIRE_FALSE(huge.has_value());
+    CHECK(huge.error().message.size() < 200);
+    // Valid: dots, repeated dashes, digits first, 253 characters.
+    for (const std::string& name : names{"gb-01.rack-2.example.com", "a--b", "0gb", "a", std::string(253, 'z')}) {
+        CAPTURE(name);
+        const auto c = read_ok(header + row(name, "Ready", gpu));
+        CHECK(c.topo.node(0).name == name);
+        CHECK(io::expand_hostlist(io::compress_hostlist(names{name})).value() == names{name});
+    }
+}
+
+TEST_CASE("k8s nodes: the label values that name domains and groups must be Kubernetes label values") {
+    const auto error_of = [](std::string_view labels) {
+        auto read = io::read_k8s_nodes(header + row("gb-01", "Ready", labels));
+        REQUIRE_FALSE(read.has_value());
+        CHECK(read.error().line == 2);
+        return read.error();
+    };
+    const std::string clique = "nvidia.com/gpu.count=4,nvidia.com/gpu.clique=";
+    // Column of the first bad character: LABELS starts at column 41.
+    const std::size_t value_at = 41 + clique.size();
+    auto e = error_of(clique + "a\x1b[2Jb");
+    CHECK(e.column == value_at + 1);
+    CHECK(e.message == "node 'gb-01': nvidia.com/gpu.clique value 'a\\x1b[2Jb' is not a Kubernetes label value (at "
+                       "most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)");
+    CHECK(error_of(clique + "-a").column == value_at);
+    CHECK(error_of(clique + std::string(64, 'a')).column == value_at + 63);
+    CHECK(error_of("network.topology.nvidia.com/leaf=l!1,nvidia.com/gpu.count=4").message.find("not a Kubernetes "
+                                                                                                "label value") !=
+          std::string::npos);
+    // A huge value is quoted short.
+    CHECK(error_of(clique + std::string(1'000'000, 'x') + "!").message.size() < 300);
+    // Valid values, and labels read for nothing, are accepted as they are.
+    const auto c = read_ok(header + row("gb-01", "Ready", clique + "8a1f-C3_x.1,other=a!b"));
+    CHECK(domain_names(c.topo) == names{"8a1f-C3_x.1"});
+}

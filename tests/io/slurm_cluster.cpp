@@ -85,6 +85,13 @@ TEST_CASE("slurm cluster: errors") {
     auto repeated = io::make_slurm_cluster(st, 4, twice);
     REQUIRE_FALSE(repeated.has_value());
     CHECK(repeated.error().message == "node 'n2' is listed twice in the cluster's node list");
+    // A node outside the blocks becomes a node of the cluster: its name must
+    // read back from a hostlist, and the message shows it escaped.
+    const names control{"n1", "n2", "n3", "n4", "x\x1b[2J"};
+    auto bad_name = io::make_slurm_cluster(st, 4, control);
+    REQUIRE_FALSE(bad_name.has_value());
+    CHECK(bad_name.error().message == "the cluster's node list: node name 'x\\x1b[2J' contains a blank, a control or "
+                                     "non-ASCII byte, or one of # = , [ ] \" ' \\");
     CHECK_FALSE(io::make_slurm_cluster(st, 65).has_value());
 }
 

@@ -161,7 +161,8 @@ TEST_CASE("topology.conf: errors carry line and column") {
     // "\#" is a literal '#', which no name may contain.
     auto escaped = parse_topology_conf("BlockName=b\\#2 Nodes=n1\n");
     REQUIRE_FALSE(escaped);
-    CHECK(escaped.error().to_string() == "line 1: block name 'b#2' contains a blank or one of # = , [ ] \" ' \\");
+    CHECK(escaped.error().to_string() ==
+          "line 1: block name 'b#2' contains a blank, a control or non-ASCII byte, or one of # = , [ ] \" ' \\");
     // "\\" is a backslash, which no name may contain either; "\x" is x.
     CHECK(parse_ok("BlockName=\\b1 Nodes=n1\n").blocks[0].name == "b1");
 }
@@ -256,4 +257,54 @@ TEST_CASE("fuzz: mutated topology.conf files never crash") {
             CHECK(result.error().line >= 1);
         }
     }
+}
+
+// topology.conf lines of a chain of switches s1 -> s2 -> ... -> s<count>, the
+// last holding a node, or (loop) listing s1 as its child.
+static std::string switch_chain(std::size_t count, bool loop) {
+    std::string text;
+    for (std::size_t i = 1; i < count; ++i)
+        text += "SwitchName=s" + std::to_string(i) + " Switches=s" + std::to_string(i + 1) + "\n";
+    text += "SwitchName=s" + std::to_string(count) + (loop ? " Switches=s1\n" : " Nodes=n1\n");
+    return text;
+}
+
+TEST_CASE("topology.conf: a chain of 60,000 switches is walked without recursion") {
+    // The review's file: the loop check recursed once per switch (SIGSEGV).
+    const auto chain = parse_ok(switch_chain(60'000, false));
+    CHECK(chain.switches.size() == 60'000);
+    CHECK(chain.switches.back().nodes == names{"n1"});
+    auto loop = parse_topology_conf(switch_chain(60'000, true));
+    REQUIRE_FALSE(loop);
+    // The loop is named by its ends and its length, not by 60,000 names.
+    CHECK(loop.error().to_string() == "line 1: switches form a loop: s1 -> s2 -> s3 -> s4 -> ... -> s59998 -> "
+                                      "s59999 -> s60000 -> s1 (60000 switches)");
+    // Nine switches are short enough to name them all.
+    auto nine = parse_topology_conf(switch_chain(9, true));
+    REQUIRE_FALSE(nine);
+    CHECK(nine.error().message == "switches form a loop: s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> s7 -> s8 -> s9 -> s1");
+    // A loop below a tree that has none: the line of the loop's first switch.
+    auto lower = parse_topology_conf("SwitchName=top Switches=a\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n");
+    REQUIRE_FALSE(lower);
+    CHECK(lower.error().to_string() == "line 2: switches form a loop: a -> b -> a");
+}
+
+TEST_CASE("topology.conf: errors quote a few dozen bytes of the input, escaped") {
+    const std::string long_name(100'000, 'b');
+    auto result = parse_topology_conf("BlockName=" + long_name + "# Nodes=n1\nBlockName=" + long_name + "\n");
+    REQUIRE_FALSE(result);
+    CHECK(result.error().message.size() < 100);
+    CHECK(result.error().message.find("'" + std::string(32, 'b') + "...'") != std::string::npos);
+    expect_error("Frob\x1b[31m=1\n", 1, 1, "unknown key 'Frob\\x1b[31m'");
+    expect_error("SwitchName=s1 LinkSpeed=" + std::string(1000, '9') + "\n", 1, 25,
+                 "LinkSpeed: '" + std::string(32, '9') + "...' is too large");
+    // Names that would not read back from a hostlist: a control byte, say.
+    auto control = parse_topology_conf("BlockName=b1 Nodes=n\x01\n");
+    REQUIRE_FALSE(control);
+    CHECK(control.error().to_string() ==
+          "line 1: block 'b1': node name 'n\\x01' contains a blank, a control or non-ASCII byte, or one of "
+          "# = , [ ] \" ' \\");
+    auto high = parse_topology_conf("SwitchName=s\xc3\xa9 Nodes=n1\n");
+    REQUIRE_FALSE(high);
+    CHECK(high.error().message.find("switch name 's\\xc3\\xa9'") != std::string::npos);
 }

@@ -264,11 +264,72 @@ TEST_CASE("topology.yaml: nesting deeper than max_depth is an error naming its l
     };
     const auto deep = parse_topology_yaml(nested(max_depth + 10));
     REQUIRE_FALSE(deep.has_value());
-    CHECK(deep.error().message.find("nesting is too deep") != std::string::npos);
+    CHECK(deep.error().message.find("levels deep") != std::string::npos);
     CHECK(deep.error().line > static_cast<std::uint32_t>(max_depth));
     // Within the limit the nesting parses; the document is then refused for
     // what it says, not for its depth.
     const auto shallow = parse_topology_yaml(nested(max_depth - 2));
     REQUIRE_FALSE(shallow.has_value());
-    CHECK(shallow.error().message.find("too deep") == std::string::npos);
+    CHECK(shallow.error().message.find("levels deep") == std::string::npos);
+}
+
+TEST_CASE("topology.yaml: 200,000 keys of one mapping are checked for repeats in a tree, not pairwise") {
+    // The review's 100k keys took 20 s with a scan per key; 200k would take
+    // minutes. The repeat is found at the last line all the same.
+    constexpr std::size_t keys = 200'000;
+    std::string text = "- topology: a\n  flat: true\n";
+    for (std::size_t k = 0; k < keys; ++k) text += "  k" + std::to_string(k) + ": 1\n";
+    text += "  k0: 2\n";
+    expect_error(text, static_cast<std::uint32_t>(keys + 3), 3, "key 'k0' appears twice");
+    // Without the repeat: the first unknown key is named.
+    text.resize(text.size() - std::string_view("  k0: 2\n").size());
+    expect_error(text, 3, 3, "unknown key 'k0' in a topology");
+}
+
+TEST_CASE("topology.yaml: 100,000 topologies are checked for repeated names in a tree") {
+    constexpr std::size_t count = 100'000;
+    std::string text;
+    for (std::size_t t = 0; t < count; ++t) text += "- topology: t" + std::to_string(t) + "\n  flat: true\n";
+    CHECK(parse_ok(text).topologies.size() == count);
+    text += "- topology: t99999\n  flat: true\n";
+    expect_error(text, static_cast<std::uint32_t>(2 * count + 1), 3, "topology 't99999' is defined twice");
+}
+
+TEST_CASE("topology.yaml: a chain of 80,000 switches is walked without recursion") {
+    constexpr std::size_t count = 80'000;
+    std::string text = "- topology: chain\n  tree:\n    switches:\n";
+    for (std::size_t i = 1; i < count; ++i)
+        text += "      - switch: s" + std::to_string(i) + "\n        children: s" + std::to_string(i + 1) + "\n";
+    const std::string last = "      - switch: s" + std::to_string(count) + "\n";
+    const auto chain = parse_ok(text + last + "        nodes: n1\n");
+    REQUIRE(chain.topologies.size() == 1);
+    CHECK(chain.topologies[0].switches.size() == count);
+    auto loop = parse_topology_yaml(text + last + "        children: s1\n");
+    REQUIRE_FALSE(loop);
+    CHECK(loop.error().to_string() == "line 4: topology 'chain': switches form a loop: s1 -> s2 -> s3 -> s4 -> ... "
+                                      "-> s79998 -> s79999 -> s80000 -> s1 (80000 switches)");
+}
+
+TEST_CASE("topology.yaml: nesting deeper than max_depth is an error, not a deep recursion") {
+    std::string text;
+    for (int level = 0; level <= topoblock::io::detail::yaml::max_depth + 1; ++level)
+        text += std::string(static_cast<std::size_t>(2 * level), ' ') + "- \n";
+    // One sequence item per level: the error is at the first level too deep.
+    auto result = parse_topology_yaml(text);
+    REQUIRE_FALSE(result);
+    CHECK(result.error().message == "nesting is more than 64 levels deep");
+    CHECK(result.error().line == static_cast<std::uint32_t>(topoblock::io::detail::yaml::max_depth + 2));
+}
+
+TEST_CASE("topology.yaml: errors quote a few dozen bytes of the input, escaped") {
+    auto result = parse_topology_yaml("- topology: a\n  flat: true\n  " + std::string(100'000, 'x') + ": 1\n");
+    REQUIRE_FALSE(result);
+    CHECK(result.error().message.size() < 200);
+    CHECK(result.error().message.starts_with("unknown key '" + std::string(32, 'x') + "...' in a topology"));
+    expect_error("- topology: a\n  cluster_default: \x1b[2J\n  flat: true\n", 2, 20,
+                 "cluster_default must be true or false, not '\\x1b[2J'");
+    // A node name a hostlist could not give back: rejected, escaped.
+    expect_error("- topology: a\n  block:\n    blocks:\n      - block: b1\n        nodes: \"n\\tm\"\n"
+                 "      - block: b2\n        nodes: \"n\x01\"\n",
+                 6, 0, "block 'b2': node name 'n\\x01' contains a blank, a control or non-ASCII byte");
 }

@@ -122,11 +122,40 @@ TEST_CASE("bad rows are counted and good rows around them kept") {
         "4,4,10\n");
     CHECK(read.jobs.jobs.size() == 3);
     REQUIRE(read.bad_rows.size() == 2);
+    CHECK(read.bad_row_count == 2);
     CHECK(read.bad_rows[0].line == 3);
     CHECK(read.bad_rows[1].line == 6);
     CHECK(read.bad_rows[1].to_string() == "line 6: gpus: '0' must be at least 1");
     // ids number the rows that parsed.
     CHECK(read.jobs.jobs[2].id == 2);
+}
+
+TEST_CASE("millions of bad rows keep the first errors and a count, not an error each") {
+    // The hostile-input review's 10 MB trace: 5M rows of "x\n" kept an error
+    // per row (930 MB). Now the first max_reported_bad_rows are kept.
+    constexpr std::size_t rows = 5'000'000;
+    std::string text = "submit_time_s,gpus,duration_s\n";
+    text.reserve(text.size() + 2 * rows + 8);
+    for (std::size_t i = 0; i < rows; ++i) text += "x\n";
+    text += "1,2,3\n";
+    const auto read = read_ok(text);
+    CHECK(read.bad_row_count == rows);
+    REQUIRE(read.bad_rows.size() == max_reported_bad_rows);
+    CHECK(read.bad_rows.front().line == 2);
+    CHECK(read.bad_rows.back().line == 1 + max_reported_bad_rows);
+    CHECK(mentions(read.bad_rows.front(), "submit_time_s: 'x' is not a number"));
+    REQUIRE(read.jobs.jobs.size() == 1);
+    CHECK(read.jobs.jobs.front().gpus == 2);
+    // The jobs reserved for no more rows than the text can hold jobs.
+    CHECK(read.jobs.jobs.capacity() <= text.size() / 6 + 1);
+}
+
+TEST_CASE("a trace of blank lines reserves room for no job") {
+    const std::string text = "submit_time_s,gpus,duration_s\n" + std::string(1'000'000, '\n');
+    const auto read = read_ok(text);
+    CHECK(read.jobs.jobs.empty());
+    CHECK(read.bad_row_count == 0);
+    CHECK(read.jobs.jobs.capacity() <= text.size() / 6 + 1);
 }
 
 TEST_CASE("write then read gives the same workload") {

@@ -103,3 +103,36 @@ TEST_CASE("topology specs too large are refused before any node is named") {
     CHECK(sum.error().message == "topology 'grid:1:17:4': more than 16777216 nodes in all");
     CHECK(sum.error().column == 15);
 }
+
+TEST_CASE("a spec of 160,000 parts is read in one pass per part, not one per pair") {
+    // The review's spec took 23 s: each part summed its family over every
+    // part. Numbering still continues across the parts of a family. Mostly
+    // one-node servers, so that the parts, not the nodes, are many.
+    constexpr std::uint32_t parts = 160'000;
+    std::string spec;
+    for (std::uint32_t p = 0; p < parts; ++p) spec += p % 1000 == 999 ? "nvl72:1+" : "hgx8:1+";
+    spec.pop_back();
+    const auto t = parse_topology_spec(spec);
+    REQUIRE_MESSAGE(t.has_value(), t.error().to_string());
+    CHECK(t->domain_count() == parts);
+    CHECK(t->domain(0).name == "hgx000001");  // 159,840 servers: six digits
+    CHECK(t->domain(parts - 2).name == "hgx159840");
+    CHECK(t->domain(999).name == "rack001");
+    CHECK(t->domain(parts - 1).name == "rack160");
+    CHECK(t->node(t->domain(parts - 1).end_node() - 1).name == "gb2880");
+}
+
+TEST_CASE("spec errors quote a few dozen bytes, escaped") {
+    const auto long_family = parse_topology_spec(std::string(100'000, 't') + ":4");
+    REQUIRE_FALSE(long_family);
+    CHECK(long_family.error().message.size() < 200);
+    CHECK(long_family.error().message.starts_with("unknown topology '" + std::string(32, 't') + "...'"));
+    const auto control = parse_topology_spec("nvl72:\x1b[2J");
+    REQUIRE_FALSE(control);
+    CHECK(control.error().message == "expected a positive number for 'nvl72', got '\\x1b[2J'");
+    CHECK(control.error().column == 7);
+    const auto count = parse_topology_spec("nvl72:4@" + std::string(1'000, '9'));
+    REQUIRE_FALSE(count);
+    CHECK(count.error().message == "expected a positive number for domains per group, got '" +
+                                       std::string(32, '9') + "...'");
+}

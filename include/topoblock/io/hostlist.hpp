@@ -7,10 +7,12 @@
 
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/quote.hpp"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,10 +23,18 @@ namespace topoblock::io {
 
 // The most names one expression may expand to. Slurm caps each range at 64k
 // hosts; we cap the whole expression instead, so that a typo such as
-// "n[0-99999999]" is an error rather than an allocation of gigabytes.
+// "n[0-99999999]" is an error rather than an allocation of gigabytes. The
+// names are counted, with sums and products that saturate instead of
+// wrapping, before any is made.
 inline constexpr std::size_t max_hostlist_names = 1'000'000;
+// The most bracket groups one name may have ("r[1-2]n[1-4]" has two): each
+// group costs memory while the item is read, and a name of many groups is
+// no host name.
+inline constexpr std::size_t max_hostlist_groups = 64;
 
 namespace detail {
+
+using topoblock::detail::quoted;
 
 // Where a piece of text sits in the file it came from, so that errors found
 // inside a value (a hostlist in topology.conf, say) point into the file.
@@ -33,9 +43,24 @@ struct text_origin {
     std::uint32_t column = 1;
 };
 
+// origin.column + offset, saturating where a column no longer fits.
+inline std::uint32_t column_at(text_origin origin, std::size_t offset) noexcept {
+    constexpr std::uint32_t most = std::numeric_limits<std::uint32_t>::max();
+    return offset >= most - origin.column ? most : origin.column + static_cast<std::uint32_t>(offset);
+}
+
 inline error error_at(text_origin origin, std::size_t offset, std::string message) {
-    return make_error(std::move(message), origin.line,
-                      origin.column + static_cast<std::uint32_t>(offset));
+    return make_error(std::move(message), origin.line, column_at(origin, offset));
+}
+
+// a + b and a * b, or `cap` when the result is larger (or does not fit):
+// every count computed from input adds and multiplies with these.
+constexpr std::size_t add_capped(std::size_t a, std::size_t b, std::size_t cap) noexcept {
+    return a >= cap || b >= cap - a ? cap : a + b;
+}
+constexpr std::size_t multiply_capped(std::size_t a, std::size_t b, std::size_t cap) noexcept {
+    if (a == 0 || b == 0) return 0;
+    return a > cap / b ? cap : std::min(a * b, cap);
 }
 
 constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
@@ -73,9 +98,16 @@ struct hostlist_item {
     std::size_t offset = 0;  // where the item starts in the expression
 };
 
-inline std::size_t group_size(const std::vector<number_range>& group) {
+// The numbers a bracket group lists, saturating at `cap`: the review's
+// "n[0-999999999999999999,...]" has ranges of 10^18 numbers whose sum wrapped
+// past 2^64 to a small count.
+inline std::size_t group_size(const std::vector<number_range>& group, std::size_t cap) {
     std::size_t count = 0;
-    for (const auto& r : group) count += static_cast<std::size_t>(r.hi - r.lo + 1);
+    for (const auto& r : group) {
+        const std::uint64_t span = r.hi - r.lo;  // < 10^18, so span + 1 cannot wrap
+        const std::size_t numbers = span >= cap ? cap : static_cast<std::size_t>(span) + 1;
+        count = add_capped(count, numbers, cap);
+    }
     return count;
 }
 
@@ -89,20 +121,20 @@ inline expected<number_range, error> parse_number_range(std::string_view piece, 
     const std::size_t hi_offset = dash == std::string_view::npos ? offset : offset + dash + 1;
     auto check = [&](std::string_view digits, std::size_t at) -> expected<void, error> {
         if (digits.empty())
-            return unexpected(error_at(origin, at, "range '" + std::string(piece) + "' lacks a number"));
+            return unexpected(error_at(origin, at, "range " + topoblock::detail::quoted(piece) + " lacks a number"));
         for (std::size_t i = 0; i < digits.size(); ++i)
             if (!is_digit(digits[i]))
                 return unexpected(error_at(origin, at + i,
-                                           "range '" + std::string(piece) + "' is not numeric"));
+                                           "range " + topoblock::detail::quoted(piece) + " is not numeric"));
         if (digits.size() > max_number_digits)
-            return unexpected(error_at(origin, at, "number '" + std::string(digits) + "' is too large"));
+            return unexpected(error_at(origin, at, "number " + topoblock::detail::quoted(digits) + " is too large"));
         return {};
     };
     if (auto ok = check(lo, offset); !ok) return unexpected(ok.error());
     if (auto ok = check(hi, hi_offset); !ok) return unexpected(ok.error());
     number_range range{to_number(lo), to_number(hi), lo.size()};
     if (range.lo > range.hi)
-        return unexpected(error_at(origin, offset, "reversed range '" + std::string(piece) + "'"));
+        return unexpected(error_at(origin, offset, "reversed range " + topoblock::detail::quoted(piece)));
     return range;
 }
 
@@ -118,6 +150,12 @@ inline expected<std::vector<number_range>, error> parse_bracket_group(std::strin
         const std::string_view piece = body.substr(start, comma - start);
         auto range = parse_number_range(piece, offset + start, origin);
         if (!range) return unexpected(std::move(range).error());
+        // Each range is at least one name: refuse a group of more ranges than
+        // the cap allows names before it is stored.
+        if (group.size() == max_hostlist_names)
+            return unexpected(error_at(origin, offset + start,
+                                       "hostlist expands to more than " + std::to_string(max_hostlist_names) +
+                                           " names"));
         group.push_back(*range);
         if (comma == std::string_view::npos) break;
         start = comma + 1;
@@ -141,6 +179,9 @@ inline expected<hostlist_item, error> parse_hostlist_item(std::string_view text,
         const std::size_t close = text.find_first_of("[]", pos + 1);
         if (close == std::string_view::npos || text[close] == '[')
             return unexpected(error_at(origin, pos, "unbalanced bracket: '[' is never closed"));
+        if (item.groups.size() == max_hostlist_groups)
+            return unexpected(error_at(origin, pos, "a name has more than " + std::to_string(max_hostlist_groups) +
+                                                        " bracket groups"));
         auto group = parse_bracket_group(text.substr(pos + 1, close - pos - 1), pos + 1, origin);
         if (!group) return unexpected(std::move(group).error());
         item.literals.push_back(text.substr(literal_start, pos - literal_start));
@@ -156,20 +197,22 @@ inline expected<hostlist_item, error> parse_hostlist_item(std::string_view text,
     return item;
 }
 
-// The one hostlist tokenizer: splits an expression into items. Commas, spaces
-// and tabs separate items as in Slurm; an empty item between commas is an
-// error rather than silently skipped.
-inline expected<std::vector<hostlist_item>, error> tokenize_hostlist(std::string_view text,
-                                                                     text_origin origin) {
-    std::vector<hostlist_item> items;
+// The one hostlist tokenizer: hands each item of an expression to
+// visit(item) in order, one at a time, so that memory holds one item however
+// many the text has. Commas, spaces and tabs separate items as in Slurm; an
+// empty item between commas is an error rather than silently skipped. The
+// first error, from the text or from visit, stops the walk.
+template <class Visit>
+expected<void, error> for_each_hostlist_item(std::string_view text, text_origin origin, Visit&& visit) {
     bool need_item = false;  // a comma was seen and no item has followed yet
+    bool any_item = false;
     std::size_t last_comma = 0;
     std::size_t pos = 0;
     while (true) {
         while (pos < text.size() && is_blank(text[pos])) ++pos;
         if (pos == text.size()) break;
         if (text[pos] == ',') {
-            if (need_item || items.empty())
+            if (need_item || !any_item)
                 return unexpected(error_at(origin, pos, "empty item in hostlist"));
             need_item = true;
             last_comma = pos;
@@ -178,11 +221,12 @@ inline expected<std::vector<hostlist_item>, error> tokenize_hostlist(std::string
         }
         auto item = parse_hostlist_item(text, pos, origin);
         if (!item) return unexpected(std::move(item).error());
-        items.push_back(std::move(*item));
+        if (auto ok = visit(*item); !ok) return ok;
+        any_item = true;
         need_item = false;
     }
     if (need_item) return unexpected(error_at(origin, last_comma, "empty item after the last comma"));
-    return items;
+    return {};
 }
 
 // Slurm expands "a[1-2]b[1-2]c[1-2]" recursively from the rightmost bracket
@@ -232,33 +276,37 @@ inline void expand_item(const hostlist_item& item, std::vector<std::string>& out
     }
 }
 
-// Counts names without building them, saturating at limit + 1.
-inline std::size_t count_item(const hostlist_item& item, std::size_t limit) {
+// Counts names without building them, saturating at `cap`.
+inline std::size_t count_item(const hostlist_item& item, std::size_t cap) {
     std::size_t count = 1;
-    for (const auto& group : item.groups) {
-        const std::size_t n = group_size(group);
-        if (n != 0 && count > (limit + 1) / n) return limit + 1;
-        count *= n;
-    }
-    return std::min(count, limit + 1);
+    for (const auto& group : item.groups) count = multiply_capped(count, group_size(group, cap), cap);
+    return count;
 }
 
-// expand_hostlist for text found inside a larger file.
+// expand_hostlist for text found inside a larger file. Two walks over the
+// text: the first checks it and counts the names (saturating), so that an
+// expression of too many names, by its ranges or by its many items, is
+// refused before any name is made; the second makes them.
 inline expected<std::vector<std::string>, error> expand_hostlist_at(std::string_view text,
                                                                     text_origin origin) {
-    auto items = tokenize_hostlist(text, origin);
-    if (!items) return unexpected(std::move(items).error());
+    constexpr std::size_t cap = max_hostlist_names + 1;
     std::size_t total = 0;
-    for (const auto& item : *items) {
-        total += count_item(item, max_hostlist_names);
+    auto counted = for_each_hostlist_item(text, origin, [&](const hostlist_item& item) -> expected<void, error> {
+        total = add_capped(total, count_item(item, cap), cap);
         if (total > max_hostlist_names)
             return unexpected(error_at(origin, item.offset,
                                        "hostlist expands to more than " +
                                            std::to_string(max_hostlist_names) + " names"));
-    }
+        return {};
+    });
+    if (!counted) return unexpected(std::move(counted).error());
     std::vector<std::string> names;
     names.reserve(total);
-    for (const auto& item : *items) expand_item(item, names);
+    auto expanded = for_each_hostlist_item(text, origin, [&](const hostlist_item& item) -> expected<void, error> {
+        expand_item(item, names);
+        return {};
+    });
+    if (!expanded) return unexpected(std::move(expanded).error());
     return names;
 }
 

@@ -32,11 +32,13 @@
 #include "topoblock/state/health.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/quote.hpp"
 #include "topoblock/support/text_lines.hpp"
 #include "topoblock/support/utf8_bom.hpp"
 #include "topoblock/topology/builder.hpp"
 #include "topoblock/topology/topology.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +74,51 @@ struct listed_node {
     std::array<std::optional<std::string>, k8s_level_labels.size()> levels;
 };
 
+// Kubernetes node names are DNS subdomain names (RFC 1123, as the API
+// server's IsDNS1123Subdomain checks them): at most 253 characters of
+// lowercase letters, digits, '-' and '.', each dot-separated label starting
+// and ending with a letter or digit. Such a name never holds a character a
+// hostlist gives a meaning (',', '[', ']', blanks), so the hostlists printed
+// for the nodes read back as the same nodes.
+inline constexpr std::size_t max_node_name = 253;
+
+// Where the first character that breaks the rule is (name.size() for a name
+// that ends wrongly or is empty), or npos when the name is valid.
+inline std::size_t node_name_problem(std::string_view name) noexcept {
+    const auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (name.empty()) return 0;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if (alphanumeric(c)) continue;
+        if (c != '-' && c != '.') return i;
+        // '-' and '.' stand between letters or digits, except '-' next to '-'.
+        const bool after_ok = i > 0 && (alphanumeric(name[i - 1]) || (c == '-' && name[i - 1] == '-'));
+        if (!after_ok) return i;
+        if (i + 1 == name.size()) return i;
+        if (c == '.' && !alphanumeric(name[i + 1])) return i + 1;
+    }
+    if (name.size() > max_node_name) return max_node_name;
+    return std::string_view::npos;
+}
+
+// Label values (Kubernetes' IsValidLabelValue): at most 63 letters, digits,
+// '-', '_' and '.', starting and ending with a letter or digit. The values
+// read here name domains and groups, which messages and reports print.
+inline constexpr std::size_t max_label_value = 63;
+
+// Where the first character that breaks the rule is, or npos.
+inline std::size_t label_value_problem(std::string_view value) noexcept {
+    const auto alphanumeric = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const char c = value[i];
+        const bool inner = c == '-' || c == '_' || c == '.';
+        if (!alphanumeric(c) && !(inner && i > 0 && i + 1 < value.size())) return i;
+    }
+    return value.size() > max_label_value ? max_label_value : std::string_view::npos;
+}
+
 inline node_health health_of(std::string_view status) {
     if (status == "Ready") return node_health::up;
     if (status.starts_with("Ready,") && status.find("SchedulingDisabled") != std::string_view::npos) return node_health::drain;
@@ -90,17 +137,27 @@ inline expected<listed_node, error> read_labels(listed_node node, std::string_vi
         const auto column = static_cast<std::uint32_t>(at + start);
         const std::size_t eq = label.find('=');
         if (label.empty() || eq == 0)
-            return unexpected(make_error("node '" + node.name + "': empty label key", line, column));
+            return unexpected(make_error("node " + detail::quoted(node.name) + ": empty label key", line, column));
         const std::string_view key = label.substr(0, eq == std::string_view::npos ? label.size() : eq);
         const std::string_view value = eq == std::string_view::npos ? std::string_view{} : label.substr(eq + 1);
+        const bool names_a_group = key == k8s_clique_label || key == k8s_accelerator_label ||
+                                   std::find(k8s_level_labels.begin(), k8s_level_labels.end(), key) != k8s_level_labels.end();
+        if (const std::size_t bad = names_a_group ? label_value_problem(value) : std::string_view::npos;
+            bad != std::string_view::npos)
+            return unexpected(make_error("node " + detail::quoted(node.name) + ": " + std::string(key) + " value " +
+                                             detail::quoted(value) +
+                                             " is not a Kubernetes label value (at most 63 letters, digits, '-', '_' "
+                                             "and '.', starting and ending with a letter or digit)",
+                                         line, column + static_cast<std::uint32_t>(eq + 1 + bad)));
         if (key == k8s_clique_label || (key == k8s_accelerator_label && !node.domain)) {
             if (!value.empty()) node.domain = std::string(value);
         } else if (key == k8s_gpu_count_label) {
             std::uint64_t n = 0;
             if (value.empty() || value.size() > max_number_digits ||
                 value.find_first_not_of("0123456789") != std::string_view::npos || (n = to_number(value)) > 0xFFFF'FFFFu)
-                return unexpected(make_error("node '" + node.name + "': " + std::string(key) + " '" + std::string(value) +
-                                                 "' is not a GPU count",
+                return unexpected(make_error("node " + detail::quoted(node.name) + ": " + std::string(key) + " " +
+                                                 detail::quoted(value) +
+                                                 " is not a GPU count",
                                              line, column + static_cast<std::uint32_t>(eq + 1)));
             node.gpus = static_cast<std::uint32_t>(n);
         } else {
@@ -142,7 +199,7 @@ inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::u
             }
             if (!name_at || !status_at || words.back().text != "LABELS")
                 return unexpected(make_error("expected the header of `kubectl get nodes --show-labels` (NAME, STATUS, "
-                                             "..., LABELS), found '" + std::string(raw.substr(0, 60)) + "'",
+                                             "..., LABELS), found " + detail::quoted(raw),
                                              line, 1));
             columns = words.size();
             continue;
@@ -151,8 +208,17 @@ inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::u
             return unexpected(make_error("expected " + std::to_string(columns) + " columns as the header has, found " +
                                              std::to_string(words.size()),
                                          line, words.back().column));
+        const topoblock::detail::text_word& name = words[*name_at];
+        if (const std::size_t bad = node_name_problem(name.text); bad != std::string_view::npos)
+            return unexpected(make_error(
+                "node name " + detail::quoted(name.text) +
+                    (bad == max_node_name && name.text.size() > max_node_name
+                         ? " is longer than " + std::to_string(max_node_name) + " characters"
+                         : " is not a Kubernetes node name (lowercase letters, digits, '-' and '.', each "
+                           "dot-separated part starting and ending with a letter or digit)"),
+                line, name.column + static_cast<std::uint32_t>(std::min(bad, name.text.size() - 1))));
         listed_node node;
-        node.name = std::string(words[*name_at].text);
+        node.name = std::string(name.text);
         node.health = health_of(words[*status_at].text);
         auto read = read_labels(std::move(node), words.back().text, line, words.back().column);
         if (!read) return unexpected(std::move(read).error());
@@ -191,8 +257,9 @@ inline expected<k8s_cluster, error> read_k8s_nodes(std::string_view text, std::u
         std::vector<std::string> names;
         for (std::size_t i : d.members) {
             if (*nodes[i].gpus != *first.gpus)
-                return unexpected(make_error("NVLink domain '" + d.name + "': node '" + nodes[i].name + "' has " +
-                                             std::to_string(*nodes[i].gpus) + " GPUs, node '" + first.name + "' " +
+                return unexpected(make_error("NVLink domain " + detail::quoted(d.name) + ": node " +
+                                             detail::quoted(nodes[i].name) + " has " + std::to_string(*nodes[i].gpus) +
+                                             " GPUs, node " + detail::quoted(first.name) + " " +
                                              std::to_string(*first.gpus) + " (" + std::string(k8s_gpu_count_label) + ")"));
             names.push_back(nodes[i].name);
             health.push_back(nodes[i].health);

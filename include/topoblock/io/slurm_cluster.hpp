@@ -9,6 +9,7 @@
 #include "topoblock/policy/slurm_block.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/quote.hpp"
 #include "topoblock/topology/builder.hpp"
 #include "topoblock/topology/topology.hpp"
 
@@ -53,17 +54,24 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& s
                                      "block: entry): its base blocks become the NVLink domains"));
     if (auto ok = validate_topology(st); !ok) return unexpected(std::move(ok).error());
     std::unordered_map<std::string, std::size_t> rank;
-    for (std::size_t i = 0; i < node_order.size(); ++i)
+    for (std::size_t i = 0; i < node_order.size(); ++i) {
+        // Nodes outside the blocks become nodes of the cluster: their names
+        // must read back from a hostlist as the blocks' names do.
+        if (auto ok = detail::check_entity_name("node", node_order[i], 0); !ok)
+            return unexpected(make_error("the cluster's node list: " + ok.error().message));
         if (!rank.emplace(node_order[i], i).second)
-            return unexpected(make_error("node '" + node_order[i] + "' is listed twice in the cluster's node list"));
+            return unexpected(
+                make_error("node " + detail::quoted(node_order[i]) + " is listed twice in the cluster's node list"));
+    }
     topology_builder builder;
     for (const slurm_block& block : st.blocks) {
         std::vector<std::string> nodes = block.nodes;
         if (!node_order.empty()) {
             for (const std::string& node : nodes)
                 if (!rank.contains(node))
-                    return unexpected(make_error("node '" + node + "' of block '" + block.name +
-                                                     "' is not in the cluster's node list",
+                    return unexpected(make_error("node " + detail::quoted(node) + " of block " +
+                                                 detail::quoted(block.name) +
+                                                     " is not in the cluster's node list",
                                                  block.line));
             std::stable_sort(nodes.begin(), nodes.end(),
                              [&](const std::string& a, const std::string& b) { return rank.at(a) < rank.at(b); });
@@ -86,7 +94,7 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology_se
     if (auto ok = validate_topology_set(set); !ok) return unexpected(std::move(ok).error());
     const slurm_topology& st = set.topologies[set.default_index];
     auto cluster = make_slurm_cluster(st, gpus_per_node, node_order);
-    if (!cluster) return unexpected(make_error("topology '" + st.name + "': " + cluster.error().message));
+    if (!cluster) return unexpected(make_error("topology " + detail::quoted(st.name) + ": " + cluster.error().message));
     return cluster;
 }
 

@@ -9,6 +9,7 @@
 
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/quote.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -82,18 +83,29 @@ inline constexpr std::uint32_t slurm_default_block_levels = 5;
 
 namespace detail {
 
+using topoblock::detail::quoted;
+
 inline expected<void, error> fail(std::string message, std::uint32_t line = 0) {
     return unexpected(make_error(std::move(message), line));
 }
 
-// Names are written back unquoted into key=value lines and YAML, so they
-// must be non-empty words without separators.
+// Whether a name may be written back unquoted into a hostlist, a key=value
+// line and YAML: printable ASCII without blanks, and none of the characters
+// those formats give a meaning (# = , [ ] " ' \).
+inline bool is_plain_name_char(char c) noexcept {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte > 0x20 && byte < 0x7f && std::string_view("#=,[]\"'\\").find(c) == std::string_view::npos;
+}
+
+// Names are written back unquoted into key=value lines, hostlists and YAML,
+// so they must be non-empty words of plain characters: a node named "a,b" or
+// "c[1-2]" would read back as other nodes.
 inline expected<void, error> check_entity_name(std::string_view what, const std::string& name,
                                                std::uint32_t line) {
     if (name.empty()) return fail(std::string(what) + " without a name", line);
-    if (name.find_first_of(" \t\r\n#=,[]\"'\\") != std::string::npos)
-        return fail(std::string(what) + " name '" + name +
-                        "' contains a blank or one of # = , [ ] \" ' \\",
+    if (!std::all_of(name.begin(), name.end(), is_plain_name_char))
+        return fail(std::string(what) + " name " + detail::quoted(name) +
+                        " contains a blank, a control or non-ASCII byte, or one of # = , [ ] \" ' \\",
                     line);
     return {};
 }
@@ -232,9 +244,9 @@ inline expected<void, error> validate_topology_set(const slurm_topology_set& set
     for (const slurm_topology& topo : set.topologies) {
         if (auto ok = detail::check_entity_name("topology", topo.name, 0); !ok) return ok;
         if (!seen.insert(topo.name).second)
-            return detail::fail("topology '" + topo.name + "' is defined twice");
+            return detail::fail("topology " + detail::quoted(topo.name) + " is defined twice");
         if (auto ok = validate_topology(topo); !ok)
-            return detail::fail("topology '" + topo.name + "': " + ok.error().message, ok.error().line);
+            return detail::fail("topology " + detail::quoted(topo.name) + ": " + ok.error().message, ok.error().line);
     }
     return {};
 }
@@ -263,17 +275,17 @@ inline expected<void, error> validate_blocks(const slurm_topology& topo) {
     std::map<std::string_view, const slurm_block*> owner;  // node -> block
     for (const slurm_block& block : topo.blocks) {
         if (auto ok = check_entity_name("block", block.name, block.line); !ok) return ok;
-        if (auto ok = check_node_names("block '" + block.name + "'", block.nodes, block.line); !ok) return ok;
+        if (auto ok = check_node_names("block " + detail::quoted(block.name), block.nodes, block.line); !ok) return ok;
         if (auto [it, fresh] = by_name.emplace(block.name, &block); !fresh)
-            return fail("block '" + block.name + "' is defined twice" +
+            return fail("block " + detail::quoted(block.name) + " is defined twice" +
                             (it->second->line ? " (first at line " + std::to_string(it->second->line) + ")" : ""),
                         block.line);
         for (const std::string& node : block.nodes)
             if (auto [it, fresh] = owner.emplace(node, &block); !fresh) {
                 if (it->second == &block)
-                    return fail("node '" + node + "' is listed twice in block '" + block.name + "'", block.line);
-                return fail("node '" + node + "' is in block '" + it->second->name + "' and in block '" +
-                                block.name + "'",
+                    return fail("node " + detail::quoted(node) + " is listed twice in block " + detail::quoted(block.name), block.line);
+                return fail("node " + detail::quoted(node) + " is in block " + detail::quoted(it->second->name) + " and in block " +
+                                detail::quoted(block.name),
                             block.line);
             }
     }
@@ -285,23 +297,65 @@ inline expected<void, error> validate_blocks(const slurm_topology& topo) {
     return {};
 }
 
-// Depth-first search for a switch that is its own ancestor; returns the loop.
-inline bool find_switch_loop(const std::map<std::string_view, const slurm_switch*>& by_name,
-                             const slurm_switch& sw, std::map<std::string_view, int>& state,
-                             std::vector<std::string_view>& path) {
-    state[sw.name] = 1;  // on the current path
-    path.push_back(sw.name);
-    for (const std::string& child : sw.children) {
-        const int s = state[child];
-        if (s == 1) {
-            path.push_back(child);
-            return true;
+// A switch that is its own ancestor, as the switches from it round to it
+// again (first == last); empty when the children form no loop. A depth-first
+// search with an explicit stack: a chain of 60,000 switches overflowed the
+// call stack when each level was a call. children[i] are the indexes of
+// switch i's children.
+inline std::vector<std::size_t> find_switch_loop(const std::vector<std::vector<std::size_t>>& children) {
+    enum : std::uint8_t { unseen, on_path, done };
+    std::vector<std::uint8_t> state(children.size(), unseen);
+    struct frame {
+        std::size_t node;
+        std::size_t next_child;
+    };
+    std::vector<frame> path;
+    for (std::size_t root = 0; root < children.size(); ++root) {
+        if (state[root] != unseen) continue;
+        state[root] = on_path;
+        path.push_back({root, 0});
+        while (!path.empty()) {
+            frame& top = path.back();
+            if (top.next_child == children[top.node].size()) {
+                state[top.node] = done;
+                path.pop_back();
+                continue;
+            }
+            const std::size_t child = children[top.node][top.next_child++];
+            if (state[child] == on_path) {
+                std::vector<std::size_t> loop;
+                auto it = path.begin();
+                while (it->node != child) ++it;
+                for (; it != path.end(); ++it) loop.push_back(it->node);
+                loop.push_back(child);
+                return loop;
+            }
+            if (state[child] == unseen) {
+                state[child] = on_path;
+                path.push_back({child, 0});
+            }
         }
-        if (s == 0 && find_switch_loop(by_name, *by_name.at(child), state, path)) return true;
     }
-    state[sw.name] = 2;  // done, no loop below
-    path.pop_back();
-    return false;
+    return {};
+}
+
+// "s1 -> s2 -> s3 -> s1"; a long loop shows its first and last switches and
+// how many it has, so the message stays short.
+inline std::string describe_switch_loop(const std::vector<slurm_switch>& switches,
+                                        const std::vector<std::size_t>& loop) {
+    constexpr std::size_t shown_each_end = 4;
+    const bool elide = loop.size() > 2 * shown_each_end + 2;  // more than nine switches
+    std::string out;
+    for (std::size_t i = 0; i < loop.size(); ++i) {
+        if (elide && i == shown_each_end) {
+            out += " -> ...";
+            i = loop.size() - shown_each_end - 1;
+            continue;
+        }
+        out += (out.empty() ? "" : " -> ") + switches[loop[i]].name;
+    }
+    if (elide) out += " (" + std::to_string(loop.size() - 1) + " switches)";
+    return out;
 }
 
 inline expected<void, error> validate_tree(const slurm_topology& topo) {
@@ -310,31 +364,28 @@ inline expected<void, error> validate_tree(const slurm_topology& topo) {
     for (const slurm_switch& sw : topo.switches) {
         if (auto ok = check_entity_name("switch", sw.name, sw.line); !ok) return ok;
         if (sw.name.size() > slurm_max_switch_name)
-            return fail("switch name '" + sw.name + "' is longer than " +
+            return fail("switch name " + detail::quoted(sw.name) + " is longer than " +
                             std::to_string(slurm_max_switch_name) + " characters",
                         sw.line);
-        if (auto ok = check_node_names("switch '" + sw.name + "'", sw.nodes, sw.line); !ok) return ok;
+        if (auto ok = check_node_names("switch " + detail::quoted(sw.name), sw.nodes, sw.line); !ok) return ok;
         if (!sw.nodes.empty() && !sw.children.empty())
-            return fail("switch '" + sw.name + "' has both child switches and nodes", sw.line);
+            return fail("switch " + detail::quoted(sw.name) + " has both child switches and nodes", sw.line);
         if (auto [it, fresh] = by_name.emplace(sw.name, &sw); !fresh)
-            return fail("switch '" + sw.name + "' is defined twice", sw.line);
+            return fail("switch " + detail::quoted(sw.name) + " is defined twice", sw.line);
     }
     for (const slurm_switch& sw : topo.switches)
         for (const std::string& child : sw.children) {
-            if (child == sw.name) return fail("switch '" + sw.name + "' lists itself as a child", sw.line);
+            if (child == sw.name) return fail("switch " + detail::quoted(sw.name) + " lists itself as a child", sw.line);
             if (!by_name.contains(child))
-                return fail("switch '" + sw.name + "' has unknown child switch '" + child + "'", sw.line);
+                return fail("switch " + detail::quoted(sw.name) + " has unknown child switch " + detail::quoted(child), sw.line);
         }
-    std::map<std::string_view, int> state;
-    for (const slurm_switch& sw : topo.switches) {
-        std::vector<std::string_view> path;
-        if (state[sw.name] == 0 && find_switch_loop(by_name, sw, state, path)) {
-            std::string loop;
-            const auto start = std::find(path.begin(), path.end(), path.back());
-            for (auto it = start; it != path.end(); ++it) loop += (loop.empty() ? "" : " -> ") + std::string(*it);
-            return fail("switches form a loop: " + loop, by_name.at(*start)->line);
-        }
-    }
+    std::vector<std::vector<std::size_t>> children(topo.switches.size());
+    for (std::size_t i = 0; i < topo.switches.size(); ++i)
+        for (const std::string& child : topo.switches[i].children)
+            children[i].push_back(static_cast<std::size_t>(by_name.at(child) - topo.switches.data()));
+    if (const auto loop = find_switch_loop(children); !loop.empty())
+        return fail("switches form a loop: " + describe_switch_loop(topo.switches, loop),
+                    topo.switches[loop.front()].line);
     return {};
 }
 

@@ -14,6 +14,7 @@
 #include "topoblock/io/slurm_topology.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
+#include "topoblock/support/quote.hpp"
 #include "topoblock/support/text_lines.hpp"
 #include "topoblock/support/utf8_bom.hpp"
 
@@ -114,7 +115,8 @@ inline expected<std::vector<key_value>, error> split_words(const logical_line& l
         // Blanks may surround the '=' (parse_config.c's key=value pattern).
         while (i < t.size() && is_blank(t[i])) ++i;
         if (i == t.size() || t[i] != '=')
-            return unexpected(error_on(line, start, "expected Key=Value, found '" + t.substr(start, key_end - start) + "'"));
+            return unexpected(
+                error_on(line, start, "expected Key=Value, found " + detail::quoted(t.substr(start, key_end - start))));
         if (key_end == start) return unexpected(error_on(line, start, "'=' without a key"));
         key_value word;
         word.spelled = t.substr(start, key_end - start);
@@ -124,7 +126,7 @@ inline expected<std::vector<key_value>, error> split_words(const logical_line& l
         while (i < t.size() && is_blank(t[i])) ++i;
         // Slurm's pattern wants a value (a quoted one may be empty).
         if (i == t.size())
-            return unexpected(error_on(line, start, "'" + word.spelled + "=' needs a value"));
+            return unexpected(error_on(line, start, detail::quoted(word.spelled + "=") + " needs a value"));
         word.value_at = i < t.size() ? line.where[i] : text_origin{line.where[i - 1].line, line.where[i - 1].column + 1};
         if (i < t.size() && t[i] == '"') {
             const std::size_t close = t.find('"', i + 1);
@@ -154,10 +156,10 @@ inline expected<std::uint32_t, error> parse_uint32(std::string_view text, text_o
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (!is_digit(text[i]))
             return unexpected(word_error({at.line, at.column + static_cast<std::uint32_t>(i)},
-                                         std::string(what) + ": '" + std::string(text) + "' is not a number"));
+                                         std::string(what) + ": " + detail::quoted(text) + " is not a number"));
         value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
         if (value > 0xFFFF'FFFFu)
-            return unexpected(word_error(at, std::string(what) + ": '" + std::string(text) + "' is too large"));
+            return unexpected(word_error(at, std::string(what) + ": " + detail::quoted(text) + " is too large"));
     }
     return static_cast<std::uint32_t>(value);
 }
@@ -198,7 +200,7 @@ inline expected<void, error> claim_kind(parse_state& state, line_kind kind, cons
         return {};
     }
     if (*state.kind == kind) return {};
-    return unexpected(word_error(first.key_at, "'" + first.spelled + "' mixes " +
+    return unexpected(word_error(first.key_at, detail::quoted(first.spelled) + " mixes " +
                                                    (kind == line_kind::block ? "block" : "tree") +
                                                    " lines with the " +
                                                    (kind == line_kind::block ? "tree" : "block") +
@@ -217,12 +219,12 @@ inline expected<void, error> check_keys(const std::vector<key_value>& words,
                 if (lower(key) != words[0].key) list += (list.empty() ? "" : ", ") + std::string(key);
             const std::string expected_keys =
                 list.empty() ? std::string(" (nothing may follow it)") : " (expected " + list + ")";
-            return unexpected(word_error(words[i].key_at, "unknown key '" + words[i].spelled + "' on a '" +
-                                                              words[0].spelled + "' line" + expected_keys));
+            return unexpected(word_error(words[i].key_at, "unknown key " + detail::quoted(words[i].spelled) + " on a " +
+                                                              detail::quoted(words[0].spelled) + " line" + expected_keys));
         }
         for (std::size_t j = 0; j < i; ++j)
             if (words[j].key == words[i].key)
-                return unexpected(word_error(words[i].key_at, "'" + words[i].spelled + "' given twice on one line"));
+                return unexpected(word_error(words[i].key_at, detail::quoted(words[i].spelled) + " given twice on one line"));
     }
     return {};
 }
@@ -294,10 +296,10 @@ inline expected<void, error> read_line(parse_state& state, const std::vector<key
         return read_switch_line(state, words);
     }
     if (first.key == "nodes" || first.key == "switches" || first.key == "linkspeed")
-        return unexpected(word_error(first.key_at, "'" + first.spelled +
-                                                       "' must follow BlockName= or SwitchName= on its line"));
-    return unexpected(word_error(first.key_at, "unknown key '" + first.spelled +
-                                                   "' (expected BlockName, BlockSizes or SwitchName)"));
+        return unexpected(word_error(first.key_at, detail::quoted(first.spelled) +
+                                                       " must follow BlockName= or SwitchName= on its line"));
+    return unexpected(word_error(first.key_at, "unknown key " + detail::quoted(first.spelled) +
+                                                   " (expected BlockName, BlockSizes or SwitchName)"));
 }
 
 inline void append_line(std::string& out, std::string_view key, std::string_view value) {

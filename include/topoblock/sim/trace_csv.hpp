@@ -3,6 +3,7 @@
 #include <topoblock/sim/job.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
 #include <topoblock/support/utf8_bom.hpp>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -35,11 +37,23 @@
 
 namespace topoblock::sim {
 
-// What a read produced: the jobs that parsed, and one error per row that did
-// not.
+// The most bad rows a read keeps an error for: a file of millions of bad
+// rows must not make millions of messages.
+inline constexpr std::size_t max_reported_bad_rows = 20;
+
+// What a read produced: the jobs that parsed, the errors of the first
+// max_reported_bad_rows rows that did not (in file order), and how many rows
+// did not in all (bad_row_count >= bad_rows.size()).
 struct trace_read {
     workload jobs;
     std::vector<error> bad_rows;
+    std::size_t bad_row_count = 0;
+
+    // Counts a bad row; keeps its error while fewer than the cap are kept.
+    void add_bad_row(error e) {
+        ++bad_row_count;
+        if (bad_rows.size() < max_reported_bad_rows) bad_rows.push_back(std::move(e));
+    }
 };
 
 namespace detail {
@@ -161,27 +175,9 @@ inline expected<column_map, error> map_columns(const std::vector<std::string_vie
     return map;
 }
 
-// The offending text, cut short so one bad field cannot flood a report;
-// control bytes (a NUL would end the printed line) shown as \xNN.
-inline std::string quoted(std::string_view text) {
-    constexpr std::size_t shown = 32;
-    constexpr std::string_view hex = "0123456789abcdef";
-    std::string out = "'";
-    for (const char c : text.substr(0, shown)) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte != 0x7f) {
-            out += c;
-        } else {
-            ((out += "\\x") += hex[byte >> 4]) += hex[byte & 15];
-        }
-    }
-    if (text.size() > shown) out += "...";
-    return out + "'";
-}
-
 // "gpus: 'x' is not a whole number": names the column and shows the text.
 inline std::string field_problem(std::string_view column, std::string_view text, std::string_view problem) {
-    return std::string(column) + ": " + quoted(text) + " " + std::string(problem);
+    return std::string(column) + ": " + topoblock::detail::quoted(text) + " " + std::string(problem);
 }
 
 inline constexpr double max_trace_seconds = 1e12;
@@ -308,8 +304,9 @@ inline std::string file_stem(std::string_view path) {
 }  // namespace detail
 
 // Parses a CSV trace. Fails only when the header is unusable (empty text, a
-// required column missing or repeated); bad rows land in bad_rows with their
-// line numbers. Jobs get ids in input order among the rows that parsed, then
+// required column missing or repeated); bad rows are counted in
+// bad_row_count, the first max_reported_bad_rows of them kept in bad_rows
+// with their line numbers. Memory is the jobs and a bounded list of errors. Jobs get ids in input order among the rows that parsed, then
 // are sorted by submit time (stable). Linear in the size of the text.
 inline expected<trace_read, error> read_trace_csv(std::string_view text, std::string name) {
     detail::csv_records records(text);
@@ -326,10 +323,13 @@ inline expected<trace_read, error> read_trace_csv(std::string_view text, std::st
 
     trace_read out;
     out.jobs.name = std::move(name);
-    out.jobs.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+    // One job per line at most, and no more than the shortest job row
+    // ("0,1,1\n", six bytes) fits: a file of blank lines reserves nothing big.
+    const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+    out.jobs.jobs.reserve(std::min(lines, text.size() / 6 + 1));
     while (records.next(fields, line, unterminated)) {
         if (unterminated) {
-            out.bad_rows.push_back(make_error("quoted field never closes", line));
+            out.add_bad_row(make_error("quoted field never closes", line));
             break;
         }
         if (detail::is_blank(fields)) continue;
@@ -337,7 +337,7 @@ inline expected<trace_read, error> read_trace_csv(std::string_view text, std::st
         if (parsed)
             out.jobs.jobs.push_back(*parsed);
         else
-            out.bad_rows.push_back(make_error(std::move(parsed).error(), line));
+            out.add_bad_row(make_error(std::move(parsed).error(), line));
     }
     number_and_sort(out.jobs);
     return out;

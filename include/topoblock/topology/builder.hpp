@@ -2,6 +2,7 @@
 
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <cstdint>
@@ -56,9 +57,10 @@ public:
         std::unordered_map<std::string, std::size_t> node_domain;
         for (std::size_t d = 0; d < domains_.size(); ++d) {
             const auto& spec = domains_[d];
-            const std::string where = "domain '" + spec.name + "'";
+            const std::string where = "domain " + detail::quoted(spec.name);
             if (spec.name.empty()) return fail("domain #" + std::to_string(d + 1) + " has no name");
-            if (!domain_index.emplace(spec.name, d).second) return fail("duplicate domain name '" + spec.name + "'");
+            if (!domain_index.emplace(spec.name, d).second)
+                return fail("duplicate domain name " + detail::quoted(spec.name));
             if (spec.gpus_per_node == 0) return fail(where + ": nodes must hold at least one GPU");
             if (spec.gpus_per_node > max_gpus_per_node)
                 return fail(where + ": " + std::to_string(spec.gpus_per_node) + " GPUs per node, at most " +
@@ -70,8 +72,8 @@ public:
                 if (node.empty()) return fail(where + ": node #" + std::to_string(i + 1) + " has no name");
                 const auto [it, fresh] = node_domain.emplace(node, d);
                 if (!fresh)
-                    return fail("duplicate node name '" + node + "' in " + where +
-                                (it->second == d ? "" : " and domain '" + domains_[it->second].name + "'"));
+                    return fail("duplicate node name " + detail::quoted(node) + " in " + where +
+                                (it->second == d ? "" : " and domain " + detail::quoted(domains_[it->second].name)));
                 if (t.nodes_.size() >= max_nodes)
                     return fail("more than " + std::to_string(max_nodes) + " nodes");
                 t.nodes_.push_back({node, static_cast<domain_id>(d), static_cast<std::uint32_t>(i), spec.gpus_per_node, 0});
@@ -114,7 +116,7 @@ private:
 
     expected<group_level, error> build_level(const level_spec& spec,
                                              const std::unordered_map<std::string, std::size_t>& domain_index) const {
-        const std::string where = "level '" + spec.name + "'";
+        const std::string where = "level " + detail::quoted(spec.name);
         group_level level;
         level.name = spec.name;
         level.group_of_domain.assign(domains_.size(), npos);
@@ -122,24 +124,26 @@ private:
         for (std::size_t g = 0; g < spec.groups.size(); ++g) {
             const auto& group = spec.groups[g];
             if (!seen_groups.emplace(group.name, g).second)
-                return fail(where + ": duplicate group name '" + group.name + "'");
+                return fail(where + ": duplicate group name " + detail::quoted(group.name));
             level.group_names.push_back(group.name);
             level.domains_of_group.emplace_back();
             for (const auto& domain_name : group.domains) {
                 const auto it = domain_index.find(domain_name);
                 if (it == domain_index.end())
-                    return fail(where + ", group '" + group.name + "': unknown domain '" + domain_name + "'");
+                    return fail(where + ", group " + detail::quoted(group.name) + ": unknown domain " +
+                                detail::quoted(domain_name));
                 auto& slot = level.group_of_domain[it->second];
                 if (slot != npos)
-                    return fail(where + ": domain '" + domain_name + "' is in group '" + level.group_names[slot] +
-                                "' and group '" + group.name + "'");
+                    return fail(where + ": domain " + detail::quoted(domain_name) + " is in group " +
+                                detail::quoted(level.group_names[slot]) +
+                                " and group " + detail::quoted(group.name));
                 slot = static_cast<group_id>(g);
                 level.domains_of_group.back().push_back(static_cast<domain_id>(it->second));
             }
         }
         for (std::size_t d = 0; d < domains_.size(); ++d)
             if (level.group_of_domain[d] == npos)
-                return fail(where + ": domain '" + domains_[d].name + "' is in no group");
+                return fail(where + ": domain " + detail::quoted(domains_[d].name) + " is in no group");
         return level;
     }
 
