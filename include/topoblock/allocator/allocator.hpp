@@ -69,10 +69,14 @@ public:
                   "Policy must provide `errc place(const State&, const request&, placement&) const` and be copyable; "
                   "see policy/concept.hpp");
 
-    // Fails when the topology exceeds the compile-time capacity.
+    // Fails when the topology exceeds the compile-time capacity, or when the
+    // policy's settings do not suit it (a sub-block larger than every
+    // domain, ...: the policy's validate, see policy/concept.hpp).
     static expected<basic_allocator, error> create(topology topo, Policy policy = Policy{}) {
         auto state = state_type::create(std::move(topo));
         if (!state) return unexpected(std::move(state).error());
+        if (std::string wrong = policy_traits<Policy>::validate(policy, state->topo()); !wrong.empty())
+            return unexpected(make_error(std::move(wrong)));
         return basic_allocator(std::move(*state), std::move(policy));
     }
 
