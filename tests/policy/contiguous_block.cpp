@@ -445,3 +445,34 @@ TEST_CASE("contiguous-block: a sub-block size the topology cannot use is refused
     CHECK(l.tail_nodes == 18);
     CHECK(l.gpus_of(0) == 72);
 }
+
+// Regression: on domains of 64 one-GPU nodes in 8-node sub-blocks (no short
+// block) the short block's mask was shifted by 64, undefined behaviour
+// (the sanitized build reports it). The sub-blocks and their summaries are
+// right on whole words: every node free, one sub-block taken, all given back.
+TEST_CASE("contiguous-block: domains of 64 nodes fill whole words") {
+    auto a = racks("grid:8:64:1");
+    const auto five = a.try_allocate(request::gpus(5));
+    REQUIRE(five);
+    const piece_list& got = a.find(*five)->pieces;
+    CHECK(got.size() == 8);  // one sub-block of 8 nodes
+    CHECK(got.front().node == 0);
+    CHECK(a.policy().check(a.state()).empty());
+    const auto whole = a.try_allocate(request::gpus(64));  // a whole domain: the next one
+    REQUIRE(whole);
+    CHECK(a.find(*whole)->pieces.front().node == 64);
+    const auto two = a.try_allocate(request::gpus(128));
+    REQUIRE(two);
+    CHECK(a.policy().check(a.state()).empty());
+    REQUIRE(a.release(*five));
+    REQUIRE(a.release(*whole));
+    REQUIRE(a.release(*two));
+    CHECK(a.policy().check(a.state()).empty());
+    CHECK(a.state().available().gpus == 512);
+    // 64 GPUs per node: a sub-block of 8 GPUs is one node.
+    auto wide = racks("grid:2:3:64");
+    const auto node = wide.try_allocate(request::gpus(8));
+    REQUIRE(node);
+    CHECK(wide.find(*node)->held_gpus == 64);
+    CHECK(wide.policy().check(wide.state()).empty());
+}

@@ -121,7 +121,7 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
         // block-by-block pass.
         const std::uint32_t node_count = l.full_blocks * l.nodes_per_block + l.tail_nodes;
         if (nodes == 0) return free;
-        if (node_count < 64 && nodes == (std::uint64_t{1} << node_count) - 1) {
+        if (nodes == full_gpu_mask(node_count)) {
             free.set_range(0, l.count());
             return free;
         }
@@ -356,8 +356,13 @@ public:
             for (std::uint64_t rest = nodes & full_block_nodes_; rest != 0; rest >>= chunk_nodes_, at += chunk_blocks_)
                 blocks |= std::uint64_t{of_chunk[rest & chunk_mask]} << at;
         }
-        const std::uint64_t tail = full_gpu_mask(layout_.tail_nodes) << layout_.first_node(layout_.full_blocks);
-        if (layout_.tail_nodes != 0 && (nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
+        // The short last block's nodes; none when the full blocks end at node
+        // 64 (a shift by the word's width).
+        if (layout_.tail_nodes != 0) {
+            const std::uint32_t first = layout_.first_node(layout_.full_blocks);
+            const std::uint64_t tail = word_bits(first, first + layout_.tail_nodes - 1);
+            if ((nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
+        }
         return blocks;
     }
     // summarize_blocks(l, free sub-blocks `blocks`). Only when kept().
@@ -420,8 +425,10 @@ private:
 //   inside it, the window holding the fewest GPUs, then the one in the
 //   tightest free run, then the lowest.
 // - A larger job takes wholly free domains (detail::pick_whole_domains: the
-//   smallest aligned window of 2^k domains, one group preferred); all but
-//   the last are held whole, the last holds the best window for the rest.
+//   smallest aligned window of 2^k domains that holds it in the domains the
+//   empty cluster needs, one group preferred; its largest domains first);
+//   all but the last are held whole, the last holds the best window for the
+//   rest.
 // - locality::prefer / any: when no domain has a free run, the job is placed
 //   as a multi-domain job over wholly free domains (in a mixed cluster a job
 //   may outgrow every free domain); a block job never scatters over the

@@ -336,7 +336,7 @@ private:
             level_plan p;
             const std::uint32_t wanted = static_cast<std::uint32_t>(std::bit_width(ceil_div(rem, shape.base_nodes) - 1));
             if (wanted > 0) {
-                const std::uint32_t below = shape.levels & ((std::uint32_t{1} << wanted) - 1);
+                const std::uint32_t below = wanted >= 32 ? shape.levels : shape.levels & ((std::uint32_t{1} << wanted) - 1);
                 p.ll = below == 0 ? 0 : static_cast<std::uint32_t>(std::bit_width(below) - 1);
             }
             const std::uint32_t above = wanted >= 32 ? 0 : shape.levels & ~((std::uint32_t{1} << wanted) - 1);
