@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #if __has_include(<unistd.h>)
@@ -390,6 +391,18 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
     if (names.empty()) {
         std::fputs("topoblock simulate: --policy names no policy\n", stderr);
         return 2;
+    }
+    // Settings a policy cannot use on this topology (a sub-block larger than
+    // every domain, ...) are refused before any policy runs.
+    for (const auto& name : names) {
+        std::string wrong;
+        with_policy(name, s.policy, [&](const auto& policy) {
+            wrong = policy_traits<std::decay_t<decltype(policy)>>::validate(policy, *topo);
+        });
+        if (!wrong.empty()) {
+            std::fprintf(stderr, "topoblock simulate: %s\n", wrong.c_str());
+            return 2;
+        }
     }
 
     const locality where = s.where;

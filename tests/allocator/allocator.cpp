@@ -530,6 +530,40 @@ TEST_CASE("hold records usage made elsewhere, exactly as given") {
     CHECK(a->state().verify().empty());
 }
 
+// Regression: an out-of-range node after a zero-mask piece answered
+// not_free, hold({}) policy_error (no code hold documents), and a GPU
+// beyond its node not_free. The pieces are now checked first, in the
+// documented order, whatever order they come in; nothing changes.
+TEST_CASE("hold checks its pieces first: node range, then the pieces themselves, then freeness") {
+    auto a = allocator<best_fit>::create(gb200_nvl72(2));
+    REQUIRE(a);
+    REQUIRE(a->hold(std::vector<piece>{{7, 0b0001}}));
+    const auto held_before = a->state().held_gpus();
+    const auto answer = [&](std::vector<piece> pieces) {
+        auto id = a->hold(pieces);
+        REQUIRE_FALSE(id);
+        CHECK(a->state().held_gpus() == held_before);
+        CHECK(a->state().allocation_count() == 1);
+        CHECK(a->state().verify().empty());
+        return id.error();
+    };
+    CHECK(answer({{5, 0}, {99, 1}}) == errc::node_out_of_range);
+    CHECK(answer({{99, 1}, {5, 0}}) == errc::node_out_of_range);
+    CHECK(answer({{7, 0b0001}, {36, 1}}) == errc::node_out_of_range);  // busy first, out of range after
+    CHECK(answer({{5, 1}, {0xFFFFFFFFU, 1}}) == errc::node_out_of_range);
+    CHECK(answer({}) == errc::invalid_request);
+    CHECK(answer({{5, 0}}) == errc::invalid_request);
+    CHECK(answer({{5, 1}, {6, 0}}) == errc::invalid_request);
+    CHECK(answer({{5, 0b10000}}) == errc::invalid_request);        // trays have 4 GPUs
+    CHECK(answer({{7, 0b0001}, {5, 0b10000}}) == errc::invalid_request);  // busy first, beyond the node after
+    CHECK(answer({{7, 0b0011}}) == errc::not_free);
+    CHECK(answer({{8, 0b0001}, {8, 0b0001}}) == errc::not_free);  // one GPU named twice
+    auto bad_request = a->hold(std::vector<piece>{{9, 0b0111}}, request::gpus(3).with_segment(2));
+    REQUIRE_FALSE(bad_request);
+    CHECK(bad_request.error() == errc::invalid_request);
+    CHECK(a->state().held_gpus() == held_before);
+}
+
 TEST_CASE("hold over whole racks with draining trays keeps every counter right") {
     // Runs of whole trays are taken a stretch of up trays at a time; a
     // draining tray (hold may name one) must cut the stretch wherever it is,

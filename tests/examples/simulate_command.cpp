@@ -157,3 +157,16 @@ TEST_CASE("simulate: every numeric option refuses values out of range, naming th
     CHECK(refused("--load", "0"));
     CHECK(refused("--jobs", "0"));
 }
+
+// Regression: `--policy contiguous-block --block-gpus 4294967293` divided
+// by zero inside the policy. Now the size is refused before any policy
+// runs, with the policy's message, and the program exits 2.
+TEST_CASE("simulate: a block size the topology cannot use stops the program") {
+    for (std::string_view size : {"4294967293", "4294967225", "73", "0"}) {
+        CAPTURE(size);
+        CHECK(topoblock::cli::simulate_main({"--topology", "nvl72:2", "--policy", "contiguous-block", "--block-gpus", size,
+                                             "--jobs", "5"}) == 2);
+        CHECK(topoblock::cli::simulate_main({"--topology", "nvl72:2", "--policy", "all", "--block-gpus", size, "--jobs",
+                                             "5"}) == 2);
+    }
+}

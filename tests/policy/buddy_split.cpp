@@ -190,3 +190,31 @@ TEST_CASE("buddy-split: segments and exclusive racks") {
     CHECK(place(b, request::gpus(4).with_exclusive_domain()) == "gb35");
     require_exact(b);
 }
+
+// Regression: a wholly free 64-node domain (or 64-GPU node) made the parent
+// chunk's shift reach 64, undefined behaviour (the sanitized build reports
+// it). The buddies stay right on whole words.
+TEST_CASE("buddy-split: domains of 64 nodes and nodes of 64 GPUs") {
+    auto a = racks("grid:4:64:1");
+    CHECK(a.policy().check(a.state()).empty());
+    const auto one = a.try_allocate(request::gpus(1));
+    REQUIRE(one);
+    CHECK(a.find(*one)->pieces.front().node == 0);
+    const auto whole = a.try_allocate(request::gpus(64));  // the root of a wholly free domain
+    REQUIRE(whole);
+    CHECK(a.find(*whole)->pieces.front().node == 64);
+    const auto half = a.try_allocate(request::gpus(32));  // the upper half of domain 0's split
+    REQUIRE(half);
+    CHECK(a.find(*half)->pieces.front().node == 32);
+    CHECK(a.policy().check(a.state()).empty());
+    REQUIRE(a.release(*one));
+    REQUIRE(a.release(*whole));
+    CHECK(a.policy().check(a.state()).empty());
+    auto wide = racks("grid:2:2:64");
+    const auto gpus = wide.try_allocate(request::gpus(3));  // a buddy of 4 GPUs in a 64-GPU node
+    REQUIRE(gpus);
+    CHECK(wide.find(*gpus)->pieces.front().gpus == 0xF);
+    CHECK(wide.policy().check(wide.state()).empty());
+    REQUIRE(wide.release(*gpus));
+    CHECK(wide.policy().check(wide.state()).empty());
+}

@@ -407,3 +407,72 @@ TEST_CASE("block policies and best-fit place one sequence differently") {
     CHECK(internal_fragmentation_of(bs.state()).idle_held_gpus == 4);
     CHECK(bs.policy().check(bs.state()).empty());
 }
+
+// Regression: a sub-block of 4294967293 GPUs made the layout's node count
+// wrap to 0 (a divide by zero), and from 4294967225 up a product of it
+// wrapped and attach wrote past a table. Sizes a topology cannot use are
+// refused when the allocator is built, with what was wrong.
+TEST_CASE("contiguous-block: a sub-block size the topology cannot use is refused by create") {
+    const topology two_racks = *parse_topology_spec("nvl72:2");
+    const auto refusal = [&](std::uint32_t block_gpus) {
+        auto a = allocator<contiguous_block>::create(two_racks, contiguous_block{block_gpus});
+        return a ? std::string() : a.error().to_string();
+    };
+    for (std::uint32_t huge : {4294967295U, 4294967293U, 4294967225U, 73U}) {
+        CAPTURE(huge);
+        CHECK(refusal(huge) == "contiguous-block: a sub-block of " + std::to_string(huge) +
+                                   " GPUs is larger than every domain (the largest holds 72 GPUs)");
+    }
+    CHECK(refusal(0) == "contiguous-block: the sub-block size must be at least 1 GPU");
+    CHECK(refusal(6) == "contiguous-block: a sub-block of 6 GPUs is not a whole number of the 4-GPU nodes of domain 'rack01'");
+    // Sizes that suit: a whole domain, a node or less, whole nodes.
+    for (std::uint32_t fine : {72U, 1U, 3U, 4U, 8U, 16U, 24U, 36U}) {
+        CAPTURE(fine);
+        CHECK(refusal(fine).empty());
+    }
+    // A domain smaller than the sub-block is one short block (HGX servers
+    // beside racks, 16-GPU sub-blocks): not an error while some domain
+    // holds a whole one. 12 GPUs are no whole number of 8-GPU nodes.
+    const topology mixed = *parse_topology_spec("nvl72:1+hgx8:2");
+    CHECK(allocator<contiguous_block>::create(mixed, contiguous_block{16}).has_value());
+    auto twelve = allocator<contiguous_block>::create(mixed, contiguous_block{12});
+    REQUIRE_FALSE(twelve.has_value());
+    CHECK(twelve.error().message.find("12 GPUs is not a whole number of the 8-GPU nodes") != std::string::npos);
+    // The layout itself stays within the domain whatever the size.
+    const auto l = detail::block_layout::of(domain_info{"rack", 0, 18, 4}, 4294967293U);
+    CHECK(l.nodes_per_block == 19);
+    CHECK(l.full_blocks == 0);
+    CHECK(l.tail_nodes == 18);
+    CHECK(l.gpus_of(0) == 72);
+}
+
+// Regression: on domains of 64 one-GPU nodes in 8-node sub-blocks (no short
+// block) the short block's mask was shifted by 64, undefined behaviour
+// (the sanitized build reports it). The sub-blocks and their summaries are
+// right on whole words: every node free, one sub-block taken, all given back.
+TEST_CASE("contiguous-block: domains of 64 nodes fill whole words") {
+    auto a = racks("grid:8:64:1");
+    const auto five = a.try_allocate(request::gpus(5));
+    REQUIRE(five);
+    const piece_list& got = a.find(*five)->pieces;
+    CHECK(got.size() == 8);  // one sub-block of 8 nodes
+    CHECK(got.front().node == 0);
+    CHECK(a.policy().check(a.state()).empty());
+    const auto whole = a.try_allocate(request::gpus(64));  // a whole domain: the next one
+    REQUIRE(whole);
+    CHECK(a.find(*whole)->pieces.front().node == 64);
+    const auto two = a.try_allocate(request::gpus(128));
+    REQUIRE(two);
+    CHECK(a.policy().check(a.state()).empty());
+    REQUIRE(a.release(*five));
+    REQUIRE(a.release(*whole));
+    REQUIRE(a.release(*two));
+    CHECK(a.policy().check(a.state()).empty());
+    CHECK(a.state().available().gpus == 512);
+    // 64 GPUs per node: a sub-block of 8 GPUs is one node.
+    auto wide = racks("grid:2:3:64");
+    const auto node = wide.try_allocate(request::gpus(8));
+    REQUIRE(node);
+    CHECK(wide.find(*node)->held_gpus == 64);
+    CHECK(wide.policy().check(wide.state()).empty());
+}

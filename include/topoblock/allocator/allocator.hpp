@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -69,10 +70,14 @@ public:
                   "Policy must provide `errc place(const State&, const request&, placement&) const` and be copyable; "
                   "see policy/concept.hpp");
 
-    // Fails when the topology exceeds the compile-time capacity.
+    // Fails when the topology exceeds the compile-time capacity, or when the
+    // policy's settings do not suit it (a sub-block larger than every
+    // domain, ...: the policy's validate, see policy/concept.hpp).
     static expected<basic_allocator, error> create(topology topo, Policy policy = Policy{}) {
         auto state = state_type::create(std::move(topo));
         if (!state) return unexpected(std::move(state).error());
+        if (std::string wrong = policy_traits<Policy>::validate(policy, state->topo()); !wrong.empty())
+            return unexpected(make_error(std::move(wrong)));
         return basic_allocator(std::move(*state), std::move(policy));
     }
 
@@ -103,11 +108,26 @@ public:
 
     // Records usage made elsewhere (a running cluster's jobs): exactly these
     // GPUs, which must be unheld on nodes that are up or draining, in open
-    // domains. Errors: node_out_of_range, not_free.
+    // domains. `asked` is the request recorded (count 0: the GPUs named).
+    // Errors, in this order, so that the answer does not depend on the
+    // order of the pieces: node_out_of_range (any piece's node beyond the
+    // topology); invalid_request (no pieces, a piece naming no GPU or a GPU
+    // beyond its node's, a malformed `asked`); not_free (a named GPU held,
+    // its node down, its domain closed). On error nothing changes.
     expected<allocation_id, errc> hold(std::span<const piece> pieces, request asked = {}) {
-        std::uint32_t gpus = 0;
-        for (const auto& p : pieces) gpus += count_bits(p.gpus);
-        if (asked.count == 0) asked = request::gpus(gpus);
+        const topology& topo = state_.topo();
+        for (const auto& p : pieces)
+            if (p.node >= topo.node_count()) return unexpected(errc::node_out_of_range);
+        if (pieces.empty()) return unexpected(errc::invalid_request);
+        std::uint64_t gpus = 0;
+        for (const auto& p : pieces) {
+            if (p.gpus == 0 || (p.gpus & ~state_.node_full_mask(p.node)) != 0) return unexpected(errc::invalid_request);
+            gpus += count_bits(p.gpus);
+        }
+        // More GPUs than a request counts can only name some GPU twice.
+        if (gpus > std::numeric_limits<std::uint32_t>::max()) return unexpected(errc::not_free);
+        if (asked.count == 0) asked = request::gpus(static_cast<std::uint32_t>(gpus));
+        if (asked.malformed()) return unexpected(errc::invalid_request);
         typename state_type::commit_options options;
         options.allow_draining = true;
         scratch_.clear();

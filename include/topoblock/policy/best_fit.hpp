@@ -29,7 +29,9 @@ namespace topoblock {
 // - A larger job (or one allowed to spread) takes the fewest domains: the
 //   domains with the most free capacity, the last one chosen best-fit for the
 //   remainder, inside the tightest group of each level that can hold it
-//   (lowest level first), else across the cluster.
+//   (lowest level first), else across the cluster. Under require, no more
+//   domains than the empty cluster needs (topology::fewest_domains_for);
+//   prefer and any then try without the limit.
 // - Segments are placed one at a time, each best-fit in one domain.
 // Cost for a single-domain job: a bucket lookup plus a pass over that
 // domain's nodes; O(domains) only for multi-domain and segmented jobs.
@@ -112,7 +114,9 @@ struct best_fit {
             if (req.where == locality::require) return units.shortfall(size);
             return spread(state, units, size, npos32, out) ? errc::ok : units.shortfall(size);
         }
-        const std::uint64_t fewest = (size + largest - 1) / largest;
+        // The fewest domains the empty cluster would need, largest first (a
+        // divide on a cluster of like domains).
+        const std::uint64_t fewest = state.topo().fewest_domains_for(size, req.what == unit::nodes);
         if (spread(state, units, size, fewest, out)) return errc::ok;
         if (req.where != locality::require) {
             out.clear();

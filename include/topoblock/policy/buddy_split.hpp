@@ -161,7 +161,9 @@ template <class F>
 constexpr void for_each_listed_chunk_size(std::uint64_t bits, F&& f) {
     for (std::uint32_t j = 0; bits != 0; ++j) {
         const std::uint64_t parents = aligned_chunks(bits, j);
-        const std::uint64_t listed = bits & ~(parents | (parents << (std::uint32_t{1} << j)));
+        // A free 64-bit parent (j = 6: 64 free nodes or GPUs) has no chunk
+        // of 2^7 above it: the shift reaches the word's width.
+        const std::uint64_t listed = bits & ~(parents | detail::shift_up(parents, std::uint32_t{1} << j));
         if (listed != 0) f(j, listed);
         bits = parents;
     }

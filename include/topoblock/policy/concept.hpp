@@ -7,6 +7,7 @@
 
 #include <concepts>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace topoblock {
@@ -34,6 +35,10 @@ namespace topoblock {
 // |                                   | answer unsupported_request before any   |
 // |                                   | capacity check (a permanent refusal     |
 // |                                   | must not look like a wait)              |
+// | p.validate(topo)                  | -> std::string, when the allocator is   |
+// |                                   | built, before attach: empty when the    |
+// |                                   | policy's settings suit the topology,    |
+// |                                   | else what is wrong (create() fails)     |
 // | p.attach(state)                   | once, when the allocator is built       |
 // | p.on_domain_change(state, d)      | after every change to domain d, for     |
 // |                                   | policies that keep their own summaries  |
@@ -62,6 +67,12 @@ struct policy_traits {
             return policy.supports(req);
         else
             return true;
+    }
+    static std::string validate(const P& policy, const topology& topo) {
+        if constexpr (requires { { policy.validate(topo) } -> std::convertible_to<std::string>; })
+            return policy.validate(topo);
+        else
+            return {};
     }
     template <class State>
     static void attach(P& policy, const State& state) {

@@ -44,12 +44,16 @@ struct block_layout {
     std::uint32_t block_of_start = 0;
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
-    // them (at least one node).
+    // them (at least one node). One larger than the domain is its one short
+    // block whatever its size: nodes_per_block stops at one past the
+    // domain's nodes, so that no product of it with GPUs per node wraps.
     static block_layout of(const domain_shape& info, std::uint32_t block_gpus) noexcept {
         block_layout l;
         l.gpus_per_node = info.gpus_per_node;
-        if (info.gpus_per_node != 0 && block_gpus > info.gpus_per_node)
-            l.nodes_per_block = (block_gpus + info.gpus_per_node - 1) / info.gpus_per_node;
+        if (info.gpus_per_node != 0 && block_gpus > info.gpus_per_node) {
+            const std::uint64_t nodes = (std::uint64_t{block_gpus} + info.gpus_per_node - 1) / info.gpus_per_node;
+            l.nodes_per_block = static_cast<std::uint32_t>(std::min<std::uint64_t>(nodes, std::uint64_t{info.node_count} + 1));
+        }
         l.full_blocks = info.node_count / l.nodes_per_block;
         l.tail_nodes = info.node_count % l.nodes_per_block;
         if (info.node_count <= 64 && l.full_blocks != 0) {
@@ -117,7 +121,7 @@ NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noex
         // block-by-block pass.
         const std::uint32_t node_count = l.full_blocks * l.nodes_per_block + l.tail_nodes;
         if (nodes == 0) return free;
-        if (node_count < 64 && nodes == (std::uint64_t{1} << node_count) - 1) {
+        if (nodes == full_gpu_mask(node_count)) {
             free.set_range(0, l.count());
             return free;
         }
@@ -352,8 +356,13 @@ public:
             for (std::uint64_t rest = nodes & full_block_nodes_; rest != 0; rest >>= chunk_nodes_, at += chunk_blocks_)
                 blocks |= std::uint64_t{of_chunk[rest & chunk_mask]} << at;
         }
-        const std::uint64_t tail = full_gpu_mask(layout_.tail_nodes) << layout_.first_node(layout_.full_blocks);
-        if (layout_.tail_nodes != 0 && (nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
+        // The short last block's nodes; none when the full blocks end at node
+        // 64 (a shift by the word's width).
+        if (layout_.tail_nodes != 0) {
+            const std::uint32_t first = layout_.first_node(layout_.full_blocks);
+            const std::uint64_t tail = word_bits(first, first + layout_.tail_nodes - 1);
+            if ((nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
+        }
         return blocks;
     }
     // summarize_blocks(l, free sub-blocks `blocks`). Only when kept().
@@ -416,8 +425,10 @@ private:
 //   inside it, the window holding the fewest GPUs, then the one in the
 //   tightest free run, then the lowest.
 // - A larger job takes wholly free domains (detail::pick_whole_domains: the
-//   smallest aligned window of 2^k domains, one group preferred); all but
-//   the last are held whole, the last holds the best window for the rest.
+//   smallest aligned window of 2^k domains that holds it in the domains the
+//   empty cluster needs, one group preferred; its largest domains first);
+//   all but the last are held whole, the last holds the best window for the
+//   rest.
 // - locality::prefer / any: when no domain has a free run, the job is placed
 //   as a multi-domain job over wholly free domains (in a mixed cluster a job
 //   may outgrow every free domain); a block job never scatters over the
@@ -441,7 +452,9 @@ private:
 // by a multi-domain job, a few stores.
 class contiguous_block {
 public:
-    explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus == 0 ? 1 : block_gpus) {}
+    // The size is checked against the topology when the allocator is built
+    // (validate).
+    explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus) {}
 
     // false: no summaries are kept, and every decision recounts each domain's
     // free sub-blocks from its nodes: the same decisions, slower; a reference
@@ -451,6 +464,24 @@ public:
     std::string_view name() const noexcept { return use_indexes ? "contiguous-block" : "contiguous-block-naive"; }
     std::uint32_t block_gpus() const noexcept { return block_gpus_; }
     detail::block_layout layout(const domain_shape& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
+
+    // Empty when the sub-block size suits `topo`, else what is wrong: a
+    // size of 0, one larger than every domain (no domain could hold a whole
+    // sub-block), or one larger than a node that is not a whole number of
+    // that node's GPUs (its sub-blocks would hold more GPUs than the size
+    // says). A size below a node's GPUs is one node there.
+    std::string validate(const topology& topo) const {
+        const std::string size = "contiguous-block: a sub-block of " + std::to_string(block_gpus_) + " GPUs";
+        if (block_gpus_ == 0) return "contiguous-block: the sub-block size must be at least 1 GPU";
+        if (topo.domain_count() != 0 && block_gpus_ > topo.max_domain_gpus())
+            return size + " is larger than every domain (the largest holds " + std::to_string(topo.max_domain_gpus()) +
+                   " GPUs)";
+        for (const auto& info : topo.domains())
+            if (info.gpus_per_node != 0 && block_gpus_ > info.gpus_per_node && block_gpus_ % info.gpus_per_node != 0)
+                return size + " is not a whole number of the " + std::to_string(info.gpus_per_node) +
+                       "-GPU nodes of domain '" + info.name + "'";
+        return {};
+    }
 
     template <class State>
     void attach(const State& state) {

@@ -261,13 +261,24 @@ public:
         if (block_sizes_.empty()) {
             s.levels = (std::uint32_t{1} << default_levels) - 1;
         } else {
-            for (std::uint32_t size : block_sizes_) {
-                const std::uint32_t blocks = size / s.base_nodes;
-                if (size % s.base_nodes != 0 || !std::has_single_bit(blocks) || blocks > (1U << max_level)) continue;
-                s.levels |= std::uint32_t{1} << std::countr_zero(blocks);
-            }
+            for (std::uint32_t size : block_sizes_)
+                if (const std::uint32_t level = level_of(size, s.base_nodes); level != npos32)
+                    s.levels |= std::uint32_t{1} << level;
         }
         return s;
+    }
+
+    // Empty when the settings suit `topo`, else what is wrong: a BlockSizes
+    // value that is not the base block size times 2^k (k <= 15), which
+    // shape() would leave out without a word.
+    std::string validate(const topology& topo) const {
+        const slurm_block_shape s = shape(topo);
+        if (s.base_nodes == 0) return {};
+        for (std::uint32_t size : block_sizes_)
+            if (level_of(size, s.base_nodes) == npos32)
+                return "slurm-block: block size " + std::to_string(size) + " is not " + std::to_string(s.base_nodes) +
+                       " (the base block size in nodes) times a power of two up to 2^" + std::to_string(max_level);
+        return {};
     }
 
     template <class State>
@@ -299,6 +310,13 @@ private:
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
 
+    // k when `size` nodes are 2^k base blocks of `base` nodes (k <= max_level), else npos32.
+    static constexpr std::uint32_t level_of(std::uint32_t size, std::uint32_t base) noexcept {
+        const std::uint32_t blocks = size / base;
+        if (size % base != 0 || !std::has_single_bit(blocks) || blocks > (1U << max_level)) return npos32;
+        return static_cast<std::uint32_t>(std::countr_zero(blocks));
+    }
+
     // _get_block_level's arithmetic for a part of `rem` nodes.
     struct level_plan {
         std::uint32_t ll = 0;         // LL: the largest enabled level below the wanted one
@@ -318,7 +336,7 @@ private:
             level_plan p;
             const std::uint32_t wanted = static_cast<std::uint32_t>(std::bit_width(ceil_div(rem, shape.base_nodes) - 1));
             if (wanted > 0) {
-                const std::uint32_t below = shape.levels & ((std::uint32_t{1} << wanted) - 1);
+                const std::uint32_t below = wanted >= 32 ? shape.levels : shape.levels & ((std::uint32_t{1} << wanted) - 1);
                 p.ll = below == 0 ? 0 : static_cast<std::uint32_t>(std::bit_width(below) - 1);
             }
             const std::uint32_t above = wanted >= 32 ? 0 : shape.levels & ~((std::uint32_t{1} << wanted) - 1);

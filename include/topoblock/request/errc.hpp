@@ -9,7 +9,8 @@ namespace topoblock {
 enum class errc : std::uint8_t {
     ok = 0,
     // The request itself is wrong: zero GPUs, a segment size that does not
-    // divide the job, ...
+    // divide the job, ...; for hold(), no pieces, or a piece naming no GPU
+    // or a GPU its node does not have.
     invalid_request,
     // The policy has no way to honour this kind of request (segments under a
     // topology-oblivious policy).
@@ -33,7 +34,8 @@ enum class errc : std::uint8_t {
     unknown_allocation,
     // A node id beyond the topology.
     node_out_of_range,
-    // hold(): a named GPU is already held, or its node is down.
+    // hold(): a named GPU is already held (or named twice), its node is
+    // down, or its domain is closed.
     not_free,
 };
 

@@ -16,9 +16,14 @@ enum class unit : std::uint8_t {
 // How strictly a job wants to stay inside NVLink domains.
 enum class locality : std::uint8_t {
     // A job that fits in one domain must land in one; a larger job must use
-    // the fewest domains an empty cluster would need.
+    // no more domains than the empty cluster would need, its largest
+    // domains first (topology::fewest_domains_for), however much is free or
+    // healthy now: when the free domains cannot give that few, it waits.
+    // first-fit ignores locality, and slurm-block follows Slurm's block
+    // rules instead (docs/policies.md, "How many domains a job spans").
     require,
-    // As require when possible, otherwise spread over the fewest domains free.
+    // As require when possible, otherwise spread over the fewest domains
+    // free (the block policies: wholly free domains, as they take them whole).
     prefer,
     // No constraint: the policy's own choice.
     any,

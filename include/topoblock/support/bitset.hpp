@@ -48,6 +48,10 @@ constexpr gpu_mask lowest_bits(gpu_mask mask, std::uint32_t count) noexcept {
 }
 
 namespace detail {
+// word << n, 0 once n reaches the word's width (where the shift itself is
+// undefined): for shifts by a count that a full word of 64 nodes or 64 GPUs
+// makes 64.
+constexpr std::uint64_t shift_up(std::uint64_t word, std::uint32_t n) noexcept { return n >= 64 ? 0 : word << n; }
 // Bits lo..hi (inclusive, 0-63) of a word.
 constexpr std::uint64_t word_bits(std::size_t lo, std::size_t hi) noexcept {
     return (~std::uint64_t{0} << lo) & (~std::uint64_t{0} >> (63 - hi));

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -119,6 +123,23 @@ public:
     std::uint32_t max_gpus_per_node() const noexcept { return max_gpus_per_node_; }
     // The GPU count every node shares, or 0 in a cluster that mixes them.
     std::uint32_t uniform_gpus_per_node() const noexcept { return uniform_gpus_per_node_; }
+    // The fewest domains whose GPUs (`nodes`: whole nodes) add up to `units`,
+    // taking the largest domains first: what a job of that size needs on the
+    // empty cluster (request.hpp's locality::require). npos32 when the whole
+    // cluster holds fewer. A divide on a cluster of like domains, else a
+    // binary search over the domain sizes sorted once here: O(log domains).
+    std::uint32_t fewest_domains_for(std::uint64_t units, bool nodes) const noexcept {
+        constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();  // npos32
+        if (units == 0) return 0;
+        if (uniform_domain_nodes_ != 0) {
+            const std::uint64_t per = nodes ? uniform_domain_nodes_ : std::uint64_t{uniform_domain_nodes_} * uniform_gpus_per_node_;
+            const std::uint64_t k = (units + per - 1) / per;
+            return k <= domains_.size() ? static_cast<std::uint32_t>(k) : none;
+        }
+        const std::vector<std::uint64_t>& sums = nodes ? nodes_largest_first_ : gpus_largest_first_;
+        const auto it = std::lower_bound(sums.begin(), sums.end(), units);
+        return it == sums.end() ? none : static_cast<std::uint32_t>(it - sums.begin()) + 1;
+    }
 
     std::optional<node_id> find_node(std::string_view name) const {
         const auto it = node_by_name_.find(std::string(name));
@@ -180,12 +201,29 @@ private:
             places_ = {};
             shapes_ = {};
         }
+        // fewest_domains_for: running totals of the domains' GPUs and nodes,
+        // largest first (like domains divide instead).
+        gpus_largest_first_.clear();
+        nodes_largest_first_.clear();
+        if (uniform_domain_nodes_ == 0) {
+            for (const auto& d : domains_) {
+                gpus_largest_first_.push_back(d.gpu_count());
+                nodes_largest_first_.push_back(d.node_count);
+            }
+            for (auto* sums : {&gpus_largest_first_, &nodes_largest_first_}) {
+                std::sort(sums->begin(), sums->end(), std::greater<>());
+                std::partial_sum(sums->begin(), sums->end(), sums->begin());
+            }
+        }
     }
 
     std::vector<node_info> nodes_;
     std::vector<node_place> places_;  // [node], kept in step with nodes_ by index(); empty when computed
     std::vector<domain_info> domains_;
     std::vector<domain_shape> shapes_;  // [domain], as places_
+    // [k]: the GPUs (nodes) of the k + 1 largest domains; empty for like domains.
+    std::vector<std::uint64_t> gpus_largest_first_;
+    std::vector<std::uint64_t> nodes_largest_first_;
     std::vector<group_level> levels_;
     std::unordered_map<std::string, node_id> node_by_name_;
     std::uint32_t gpu_count_ = 0;

@@ -3,6 +3,7 @@
 #include <topoblock/policy/detail/request_units.hpp>
 #include <topoblock/policy/detail/word_windows.hpp>
 #include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
@@ -367,14 +368,22 @@ private:
 // Chooses wholly free domains that together hold `size` units. Rule: the
 // smallest aligned window of 2^k consecutive domains (k = 0, 1, 2, ...; a
 // window starts at a multiple of its size, and the last one spans the whole
-// cluster) whose wholly free domains hold the job; among windows of that
-// size, first those inside one group of the nearest level, then the one with
-// the least wholly free capacity (best fit), then the lowest. The chosen
-// domains are that window's wholly free domains in index order until `size`
-// is covered, so `chosen` is ascending. Returns false when no window holds
-// the job. Cost: O(domains x log domains); a lookup for a job one domain
-// holds on a cluster of like domains, and O(log domains) lookups for any job
-// when the policy keeps `windows` (indexed).
+// cluster) whose wholly free domains hold the job in no more domains than
+// the empty cluster would need (topology::fewest_domains_for, the largest
+// domains first); among windows of that size, first those inside one group
+// of the nearest level, then the one with the least wholly free capacity
+// (best fit), then the lowest. In the window, the largest wholly free
+// domains (lowest index among equals) until the job is covered, the last of
+// them swapped for the smallest one left that holds the rest (lowest index
+// among equals). locality::prefer and any: when no window holds the job in
+// so few domains, the same without the limit. `chosen`: the domains held
+// whole in index order, then the one holding the rest. On a cluster of like
+// domains this is every window's wholly free domains in index order, and
+// the limit never binds. Returns false when no window holds the job.
+// Cost: O(domains x log domains), O(domains x log^2 domains) on mixed
+// clusters; a lookup for a job one domain holds on a cluster of like
+// domains, and O(log domains) lookups for any job when the policy keeps
+// `windows` (indexed).
 template <class State>
 bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, std::vector<domain_id>& chosen,
                         const whole_domain_windows* windows = nullptr) {
@@ -398,38 +407,65 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
         const std::uint64_t needed = (size + per_domain - 1) / per_domain;
         return needed <= domains && windows->pick(static_cast<std::uint32_t>(needed), chosen);
     }
-    for (std::uint64_t p = 1;; p *= 2) {
-        std::uint64_t best_start = npos32, best_free = 0;
-        bool best_one_group = false;
-        for (std::uint64_t start = 0; start < domains; start += p) {
-            const std::uint64_t end = start + p < domains ? start + p : domains;
-            std::uint64_t free = 0;
-            bool one_group = true;
-            for (std::uint64_t d = start; d < end; ++d) {
-                if (wholly_free(units, static_cast<domain_id>(d))) free += units.capacity_of(static_cast<domain_id>(d));
-                if (level != nullptr && level->group_of_domain[d] != level->group_of_domain[start]) one_group = false;
+    // Fills `chosen` from the window [start, end) as the rule says; false
+    // when its wholly free domains do not hold the job in `most` domains.
+    // `chosen` is the scratch too, so that a warm decision allocates nothing.
+    const auto larger = [&](domain_id a, domain_id b) {
+        const std::uint64_t ca = units.capacity_of(a), cb = units.capacity_of(b);
+        return ca != cb ? ca > cb : a < b;
+    };
+    const auto fill = [&](std::uint64_t start, std::uint64_t end, std::uint64_t most) {
+        chosen.clear();
+        for (std::uint64_t d = start; d < end; ++d)
+            if (wholly_free(units, static_cast<domain_id>(d))) chosen.push_back(static_cast<domain_id>(d));
+        std::sort(chosen.begin(), chosen.end(), larger);
+        std::uint64_t covered = 0;
+        std::size_t k = 0;
+        while (k < chosen.size() && covered < size) covered += units.capacity_of(chosen[k++]);
+        if (covered < size || k > most) return false;
+        const std::uint64_t rest = size - (covered - units.capacity_of(chosen[k - 1]));
+        std::size_t last = k - 1;
+        for (std::size_t i = k; i < chosen.size(); ++i)
+            if (units.capacity_of(chosen[i]) >= rest && units.capacity_of(chosen[i]) < units.capacity_of(chosen[last]))
+                last = i;
+        chosen[k - 1] = chosen[last];
+        chosen.resize(k);
+        std::sort(chosen.begin(), chosen.end() - 1);
+        return true;
+    };
+    const std::uint64_t fewest = topo.fewest_domains_for(size, units.req.what == unit::nodes);
+    const bool uniform = topo.uniform_gpus_per_node() != 0 && topo.node_count() == std::uint64_t{domains} * topo.max_domain_nodes();
+    for (const std::uint64_t most : {fewest, std::uint64_t{npos32}}) {
+        if (most == npos32 && (units.req.where == locality::require || fewest == npos32 || uniform)) return false;
+        for (std::uint64_t p = 1;; p *= 2) {
+            std::uint64_t best_start = npos32, best_free = 0;
+            bool best_one_group = false;
+            for (std::uint64_t start = 0; start < domains; start += p) {
+                const std::uint64_t end = start + p < domains ? start + p : domains;
+                std::uint64_t free = 0;
+                bool one_group = true;
+                for (std::uint64_t d = start; d < end; ++d) {
+                    if (wholly_free(units, static_cast<domain_id>(d))) free += units.capacity_of(static_cast<domain_id>(d));
+                    if (level != nullptr && level->group_of_domain[d] != level->group_of_domain[start]) one_group = false;
+                }
+                if (free < size) continue;
+                const bool better = best_start == npos32 || (one_group && !best_one_group) ||
+                                    (one_group == best_one_group && free < best_free);
+                // Like domains hold the job in the fewest whenever they hold it.
+                if (better && (uniform || fill(start, end, most))) {
+                    best_start = start;
+                    best_free = free;
+                    best_one_group = one_group;
+                }
             }
-            if (free < size) continue;
-            const bool better = best_start == npos32 || (one_group && !best_one_group) ||
-                                (one_group == best_one_group && free < best_free);
-            if (better) {
-                best_start = start;
-                best_free = free;
-                best_one_group = one_group;
+            if (best_start != npos32) {
+                fill(best_start, best_start + p < domains ? best_start + p : domains, most);
+                return true;
             }
+            if (p >= domains) break;
         }
-        if (best_start != npos32) {
-            std::uint64_t covered = 0;
-            for (std::uint64_t d = best_start; covered < size; ++d) {
-                const auto id = static_cast<domain_id>(d);
-                if (!wholly_free(units, id)) continue;
-                chosen.push_back(id);
-                covered += units.capacity_of(id);
-            }
-            return true;
-        }
-        if (p >= domains) return false;
     }
+    return false;
 }
 
 // Adds every node of domain `d`, whole, to the placement: a wholly free
