@@ -9,6 +9,7 @@
 
 #include <topoblock/io/hostlist.hpp>
 #include <topoblock/io/k8s_nodes.hpp>
+#include <topoblock/io/snapshot.hpp>
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
@@ -36,6 +37,8 @@ struct place_options {
     std::string policy = "slurm-block";
     std::uint32_t gpus_per_node = 4;  // for Slurm files, which do not say
     std::string nodes;             // slurm.conf's node order, as a hostlist
+    std::string load_state;        // a snapshot to start from
+    std::string save_state;        // where to write a snapshot when the input ends
 };
 
 // A topology ready for an allocator, and the slurm-block settings it implies.
@@ -49,16 +52,19 @@ namespace place_detail {
 
 inline constexpr std::string_view usage_text =
     "usage: topoblock place --topology FILE|SPEC [--policy NAME] [--gpus-per-node N] [--nodes HOSTLIST]\n"
+    "                       [--load-state FILE] [--save-state FILE]\n"
     "  --topology       topology.conf, topology.yaml, `kubectl get nodes --show-labels` output,\n"
     "                   or a preset such as nvl72:4\n"
     "  --policy         slurm-block (default), first-fit, best-fit, ...\n"
     "  --gpus-per-node  GPUs of each node of a Slurm file, or of a labelled node without\n"
     "                   nvidia.com/gpu.count (default 4)\n"
     "  --nodes          every node in slurm.conf order (nodes outside blocks included)\n"
+    "  --load-state     start from a snapshot that --save-state or `save` wrote\n"
+    "  --save-state     write a snapshot when the input ends\n"
     "Events on standard input, one per line (docs/place.md):\n"
     "  alloc ID nodes=N [segment=S] [spread-segments] [exclusive=topo]\n"
     "  alloc ID gpus=N [locality=require|prefer|any] [exclusive=topo]\n"
-    "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | # comment\n";
+    "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | save FILE | # comment\n";
 
 // A word of an event line and its 1-based column.
 using word = topoblock::detail::text_word;
@@ -150,8 +156,10 @@ inline expected<place_cluster, error> load(const place_options& o) {
 template <class Policy>
 class event_runner {
 public:
-    event_runner(basic_allocator<Policy, default_capacity> a, std::ostream& out, std::ostream& err)
-        : a_(std::move(a)), out_(out), err_(err) {}
+    // `live`: the running allocations by ID, as a snapshot restored them.
+    event_runner(basic_allocator<Policy, default_capacity> a, std::ostream& out, std::ostream& err,
+                 std::unordered_map<std::string, allocation_id> live = {})
+        : a_(std::move(a)), out_(out), err_(err), live_(std::move(live)) {}
 
     // False when some line was malformed or could not be applied.
     bool run(std::istream& in) {
@@ -163,6 +171,19 @@ public:
             if (!words.empty() && !apply(words)) clean = false;
         }
         return clean;
+    }
+
+    // Writes a snapshot of the allocator, with the IDs of the running
+    // allocations as its labels, to `path`; false with `why` on failure.
+    bool save_state(const std::string& path, std::string& why) const {
+        io::snapshot_labels labels;
+        for (const auto& [id, got] : live_) labels.emplace_back(got, id);
+        auto text = io::write_snapshot(a_, std::move(labels));
+        if (!text) {
+            why = text.error().to_string();
+            return false;
+        }
+        return replace_file(path, *text, why);
     }
 
 private:
@@ -184,8 +205,9 @@ private:
         if (verb == "down") return health(w, node_health::down);
         if (verb == "drain") return health(w, node_health::drain);
         if (verb == "up") return health(w, node_health::up);
+        if (verb == "save") return save(w);
         return fail(w[0].column, "unknown event " + topoblock::detail::quoted(verb) +
-                                     " (expected alloc, hold, release, down, drain or up)");
+                                     " (expected alloc, hold, release, down, drain, up or save)");
     }
 
     // The ID of `alloc` and `hold`: present, and not naming a live job.
@@ -318,6 +340,13 @@ private:
         return true;
     }
 
+    bool save(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), "save needs a FILE");
+        if (w.size() > 2) return fail(w[2].column, "unexpected '" + std::string(w[2].text) + "'");
+        std::string why;
+        return save_state(std::string(w[1].text), why) || fail(w[1].column, why);
+    }
+
     allocator_type a_;
     std::ostream& out_;
     std::ostream& err_;
@@ -354,6 +383,10 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
             o.policy = value;
         } else if (arg == "--nodes") {
             o.nodes = value;
+        } else if (arg == "--load-state") {
+            o.load_state = value;
+        } else if (arg == "--save-state") {
+            o.save_state = value;
         } else if (arg == "--gpus-per-node") {
             const auto n = whole_number(value, 1, max_gpus_per_node);
             if (!n) {
@@ -372,6 +405,30 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
         return false;
     }
     return true;
+}
+
+// The allocator and the running IDs of a snapshot file (--load-state),
+// saved under the same policy on the same topology.
+template <class Policy>
+expected<basic_allocator<Policy, default_capacity>, error> load_state(const std::string& path, const topology& topo,
+                                                                      Policy policy,
+                                                                      std::unordered_map<std::string, allocation_id>& live) {
+    if (names_other_than_a_file(path)) return unexpected(make_error("--load-state '" + path + "' is not a regular file"));
+    const std::optional<std::string> text = read_regular_file(path);
+    if (!text) return unexpected(make_error("--load-state '" + path + "' is not a readable file"));
+    auto back = io::read_snapshot<Policy>(*text, topo, std::move(policy));
+    if (!back) {
+        auto e = std::move(back).error();
+        e.file = path;
+        return unexpected(std::move(e));
+    }
+    if (back->policy_name != back->allocator.policy_name())
+        return unexpected(make_error(path + ": saved under policy " + back->policy_name + ", not " +
+                                     std::string(back->allocator.policy_name()) + " (give --policy " + back->policy_name + ")"));
+    for (const auto& [id, name] : back->labels)
+        if (!live.emplace(name, id).second)
+            return unexpected(make_error(path + ": two running allocations are both named '" + name + "'"));
+    return std::move(back->allocator);
 }
 
 }  // namespace place_detail
@@ -401,17 +458,25 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
     int status = 2;
     const bool known = with_policy(o.policy, settings, [&](auto policy) {
         using policy_type = decltype(policy);
-        auto a = basic_allocator<policy_type, default_capacity>::create(cluster->topo, std::move(policy));
+        std::unordered_map<std::string, allocation_id> live;
+        const bool restart = !o.load_state.empty();
+        auto a = restart ? place_detail::load_state(o.load_state, cluster->topo, std::move(policy), live)
+                         : basic_allocator<policy_type, default_capacity>::create(cluster->topo, std::move(policy));
         if (!a) {
             err << "topoblock place: " << a.error().to_string() << '\n';
             return;
         }
         // Cordoned and NotReady nodes of a kubectl listing: nothing runs on
-        // them yet, so no allocation is hit.
-        for (node_id n = 0; n < cluster->health.size(); ++n)
+        // them yet, so no allocation is hit. A snapshot has its own health.
+        for (node_id n = 0; !restart && n < cluster->health.size(); ++n)
             if (cluster->health[n] != node_health::up) (void)a->set_health(n, cluster->health[n]);
-        place_detail::event_runner<policy_type> runner(std::move(*a), out, err);
+        place_detail::event_runner<policy_type> runner(std::move(*a), out, err, std::move(live));
         status = runner.run(in) ? 0 : 1;
+        std::string why;
+        if (!o.save_state.empty() && !runner.save_state(o.save_state, why)) {
+            err << "topoblock place: --save-state: " << why << '\n';
+            status = 1;
+        }
     });
     if (!known) {
         err << "topoblock place: unknown policy " << topoblock::detail::quoted(o.policy) << " (expected";

@@ -1,6 +1,7 @@
 #pragma once
 
-// Reading the files the commands are given (--topology).
+// Reading the files the commands are given (--topology, --load-state), and
+// writing the ones they make (--save-state).
 
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,30 @@ inline std::optional<std::string> read_regular_file(const std::string& path) {
 inline bool names_other_than_a_file(const std::string& path) {
     std::error_code ec;
     return std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec);
+}
+
+// Replaces the file at `path` with `text`, or leaves it as it was: the text
+// goes to PATH.tmp, which is then renamed over PATH (a crash midway never
+// leaves half a file under the name). False with `why` on failure.
+inline bool replace_file(const std::string& path, const std::string& text, std::string& why) {
+    const std::string temp = path + ".tmp";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (out) out << text;
+        if (out) out.flush();
+        if (!out) {
+            why = "cannot write '" + temp + "'";
+            return false;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp, path, ec);
+    if (ec) {
+        std::filesystem::remove(temp, ec);
+        why = "cannot replace '" + path + "'";
+        return false;
+    }
+    return true;
 }
 
 }  // namespace topoblock::cli

@@ -148,7 +148,7 @@ TEST_CASE("place: a malformed line is reported with its line number and changes 
           "topoblock place: line 6, column 8: unknown node 'node9'\n"
           "topoblock place: line 7, column 8: node 'node5' is not free\n"
           "topoblock place: line 8, column 9: no running allocation 'zz'\n"
-          "topoblock place: line 9, column 1: unknown event 'reboot' (expected alloc, hold, release, down, drain or up)\n"
+          "topoblock place: line 9, column 1: unknown event 'reboot' (expected alloc, hold, release, down, drain, up or save)\n"
           "topoblock place: line 10, column 10: unbalanced bracket: '[' is never closed\n"
           "topoblock place: line 13, column 9: 'nodes' needs a value: nodes=...\n");
 }
@@ -200,7 +200,7 @@ TEST_CASE("place: echoed words are cut to a few dozen bytes and escaped") {
     CHECK(r.err.size() < 1'000);
     CHECK(r.err ==
           "topoblock place: line 1, column 1: unknown event " + cut +
-              " (expected alloc, hold, release, down, drain or up)\n"
+              " (expected alloc, hold, release, down, drain, up or save)\n"
               "topoblock place: line 2, column 17: unknown alloc option " + cut +
               " (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)\n"
               "topoblock place: line 3, column 9: no running allocation " + cut + "\n"
@@ -220,4 +220,120 @@ TEST_CASE("place: echoed words are cut to a few dozen bytes and escaped") {
     const auto spec = run({"--topology", "nvl72:" + huge}, "");
     CHECK(spec.status == 2);
     CHECK(spec.err.size() < 1'000);
+}
+
+namespace {
+
+// The lines of a stream, each ending in '\n'.
+std::vector<std::string> lines_of(const std::string& events) {
+    std::vector<std::string> out;
+    for (std::size_t at = 0; at < events.size();) {
+        const std::size_t end = events.find('\n', at) + 1;
+        out.push_back(events.substr(at, end - at));
+        at = end;
+    }
+    return out;
+}
+
+// The stream run whole, and split before every line: the first part saves
+// its state (by --save-state, or by a `save` event when `by_event`), the
+// second starts from it; the decisions printed must match byte for byte.
+void check_restarts(std::vector<std::string_view> args, const std::string& events, bool by_event) {
+    const outcome whole = run(args, events);
+    REQUIRE(whole.status == 0);
+    REQUIRE(whole.err.empty());
+    const auto lines = lines_of(events);
+    const scratch_file state("state.snapshot", "");
+    const std::string path = state.string();  // the arguments are views
+    for (std::size_t cut = 0; cut <= lines.size(); ++cut) {
+        CAPTURE(cut);
+        std::string first, second;
+        for (std::size_t i = 0; i < lines.size(); ++i) (i < cut ? first : second) += lines[i];
+        auto save_args = args;
+        if (by_event) first += "save " + path + "   # mid-stream\n";
+        else save_args.insert(save_args.end(), {"--save-state", path});
+        const outcome before = run(save_args, first);
+        REQUIRE(before.status == 0);
+        CHECK(before.err.empty());
+        auto load_args = args;
+        load_args.insert(load_args.end(), {"--load-state", path});
+        const outcome after = run(load_args, second);
+        CHECK(after.status == 0);
+        CHECK(after.err.empty());
+        CHECK(before.out + after.out == whole.out);
+    }
+}
+
+const std::string restart_events =
+    "alloc j1 nodes=2\n"
+    "alloc j2 gpus=3\n"
+    "alloc j3 nodes=3\n"
+    "hold h1 node8\n"
+    "alloc j4 gpus=2\n"
+    "drain node4\n"
+    "release j2\n"
+    "alloc j5 gpus=5\n"
+    "down node6\n"
+    "alloc j6 nodes=1\n"
+    "release j1\n"
+    "alloc j12 gpus=2\n"
+    "up node6\n"
+    "release j3\n"
+    "release j12\n"
+    "alloc j1 gpus=4\n"
+    "up node4\n"
+    "alloc j7 nodes=4 segment=2\n"
+    "release h1\n"
+    "release j4\n"
+    "alloc j8 nodes=3\n";
+
+}  // namespace
+
+TEST_CASE("place: a stream split at a saved state answers as the whole stream, at every line") {
+    check_restarts({"--topology", eight_nodes()}, restart_events, false);
+    check_restarts({"--topology", eight_nodes(), "--policy", "best-fit"}, restart_events, true);
+    std::string racks = restart_events;
+    for (const char* from : {"node8", "node4", "node6"}) {
+        const std::string name = std::string("gb") + (from[4] == '8' ? "17" : from[4] == '4' ? "04" : "40");
+        for (std::size_t at = racks.find(from); at != std::string::npos; at = racks.find(from)) racks.replace(at, 5, name);
+    }
+    check_restarts({"--topology", "nvl72:3", "--policy", "contiguous-block"}, racks, true);
+}
+
+TEST_CASE("place: a snapshot for another topology or policy, or none, is refused before any event") {
+    const scratch_file state("state.snapshot", "");
+    REQUIRE(run({"--topology", eight_nodes(), "--save-state", state.string()}, "alloc j1 nodes=2\n").status == 0);
+    const auto other_topology = run({"--topology", "nvl72:1", "--load-state", state.string()}, "release j1\n");
+    CHECK(other_topology.status == 2);
+    CHECK(other_topology.err.find("another topology") != std::string::npos);
+    CHECK(other_topology.err.find(state.string() + ", line 2") != std::string::npos);
+    CHECK(other_topology.out.empty());
+    const auto other_policy = run({"--topology", eight_nodes(), "--policy", "best-fit", "--load-state", state.string()}, "");
+    CHECK(other_policy.status == 2);
+    CHECK(other_policy.err.find("saved under policy slurm-block, not best-fit") != std::string::npos);
+    CHECK(run({"--topology", eight_nodes(), "--load-state", "/no/such/snapshot"}, "").status == 2);
+    const scratch_file damaged("damaged.snapshot", "topoblock-snapshot 1\n");
+    const auto cut = run({"--topology", eight_nodes(), "--load-state", damaged.string()}, "");
+    CHECK(cut.status == 2);
+    CHECK(cut.err.find("truncated") != std::string::npos);
+    // The running IDs come back: j1 is released, and a new j1 may start.
+    const auto again = run({"--topology", eight_nodes(), "--load-state", state.string()},
+                           "alloc j1 nodes=1\nrelease j1\nalloc j1 nodes=1\n");
+    CHECK(again.status == 1);
+    CHECK(again.err == "topoblock place: line 1, column 7: allocation 'j1' is already running\n");
+    CHECK(again.out == "j1 node5\n");
+}
+
+TEST_CASE("place: a save event that cannot be written is an error of its line") {
+    const auto r = run({"--topology", eight_nodes()}, "alloc j1 nodes=1\nsave\nsave /no/such/dir/state\nsave a b\n");
+    CHECK(r.status == 1);
+    CHECK(r.out == "j1 node5\n");
+    CHECK(r.err ==
+          "topoblock place: line 2, column 5: save needs a FILE\n"
+          "topoblock place: line 3, column 6: cannot write '/no/such/dir/state.tmp'\n"
+          "topoblock place: line 4, column 8: unexpected 'b'\n");
+    const auto end = run({"--topology", eight_nodes(), "--save-state", "/no/such/dir/state"}, "alloc j1 nodes=1\n");
+    CHECK(end.status == 1);
+    CHECK(end.out == "j1 node5\n");
+    CHECK(end.err.find("--save-state") != std::string::npos);
 }

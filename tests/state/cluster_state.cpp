@@ -114,3 +114,89 @@ TEST_CASE("a rack taken while a tray drained and given back whole once it is up 
     CHECK(owned_by(a.state(), 0, a.topo().node_count(), again));
     CHECK(a.state().verify().empty());
 }
+
+// An id is a slot's 32-bit generation and the slot: after 2^31 uses of one
+// slot the generation would wrap and give an old id again, so that a stale
+// id released somebody else's allocation. The slot is retired instead. The
+// restore path starts a slot near the wrap without 2^31 real cycles.
+TEST_CASE("a slot whose generation would wrap is retired, and no id repeats") {
+    auto state = *cluster_state::create(gb200_nvl72(1));
+    const allocation_id last{(std::uint64_t{0xffffffffU} << 32) | 1U};
+    const piece_run tray{0, 1, 0xf};
+    REQUIRE(state.restore_allocation(last, request::gpus(4), std::span<const piece_run>(&tray, 1), 0, false));
+    // Slot 1 free, one generation before its last live one.
+    const std::pair<std::uint32_t, std::uint32_t> free_slot{1, 0xfffffffeU};
+    REQUIRE(state.restore_free_slots(2, std::span(&free_slot, 1)));
+    CHECK(state.verify().empty());
+    auto a = allocator<best_fit>::adopt(std::move(state));
+    CHECK(a.find(last) != nullptr);
+
+    std::vector<allocation_id> seen{last};
+    REQUIRE(a.release(last));
+    CHECK(a.state().retired_slots() == 1);
+    const allocation_id next = *a.try_allocate(request::gpus(4));
+    CHECK(next.value == ((std::uint64_t{0xffffffffU} << 32) | 2U));  // slot 1's last generation
+    seen.push_back(next);
+    REQUIRE(a.release(next));
+    CHECK(a.state().retired_slots() == 2);
+    CHECK(a.state().verify().empty());
+    for (int i = 0; i < 4; ++i) {
+        const allocation_id fresh = *a.try_allocate(request::gpus(4));
+        for (const allocation_id old : seen) CHECK(fresh != old);
+        // Stale ids stay unknown, whatever slot serves the new job.
+        for (const allocation_id old : seen)
+            if (old != fresh) CHECK(a.release(old).error() == errc::unknown_allocation);
+        CHECK(a.find(fresh) != nullptr);
+        seen.push_back(fresh);
+        REQUIRE(a.release(fresh));
+    }
+    CHECK(a.state().slot_count() == 3);  // the retired slots never came back
+    CHECK(a.state().verify().empty());
+}
+
+TEST_CASE("restoring allocations checks them as commit does, and changes nothing on error") {
+    auto state = *cluster_state::create(gb200_nvl72(2));
+    const piece_run trays{0, 2, 0xf};
+    const auto runs = std::span<const piece_run>(&trays, 1);
+    const allocation_id first{(std::uint64_t{3} << 32) | 2U};
+    REQUIRE(state.restore_allocation(first, request::nodes(2), runs, 8, false));
+    CHECK(state.slot_count() == 2);
+    CHECK(state.retired_slots() == 1);
+    // The same GPUs again, under another id: the commit's check refuses it.
+    const piece_run overlap{1, 1, 0x1};
+    auto twice = state.restore_allocation(allocation_id{(std::uint64_t{1} << 32) | 1U}, request::gpus(1),
+                                          std::span<const piece_run>(&overlap, 1), 0, false);
+    REQUIRE_FALSE(twice);
+    CHECK(twice.error().message.find("another allocation holds") != std::string::npos);
+    CHECK(state.allocation_count() == 1);
+    CHECK(state.retired_slots() == 1);
+    CHECK(state.verify().empty());
+    // The same id twice; an even generation; a node out of range.
+    const piece_run other{5, 1, 0x1};
+    CHECK_FALSE(state.restore_allocation(first, request::gpus(1), std::span<const piece_run>(&other, 1), 0, false));
+    CHECK_FALSE(state.restore_allocation(allocation_id{(std::uint64_t{2} << 32) | 1U}, request::gpus(1),
+                                         std::span<const piece_run>(&other, 1), 0, false));
+    const piece_run far{36, 1, 0x1};
+    auto out = state.restore_allocation(allocation_id{(std::uint64_t{1} << 32) | 1U}, request::gpus(1),
+                                        std::span<const piece_run>(&far, 1), 0, false);
+    REQUIRE_FALSE(out);
+    CHECK(out.error().message.find("out of range") != std::string::npos);
+    CHECK(state.verify().empty());
+    // The free list: a live slot, a slot named twice, an odd generation.
+    const std::pair<std::uint32_t, std::uint32_t> live_slot{1, 4};
+    CHECK_FALSE(state.restore_free_slots(3, std::span(&live_slot, 1)));
+    const std::pair<std::uint32_t, std::uint32_t> twice_listed[] = {{0, 2}, {0, 2}};
+    CHECK_FALSE(state.restore_free_slots(3, twice_listed));
+    const std::pair<std::uint32_t, std::uint32_t> odd{0, 5};
+    CHECK_FALSE(state.restore_free_slots(3, std::span(&odd, 1)));
+    CHECK_FALSE(state.restore_free_slots(1, {}));  // fewer slots than in use
+    CHECK(state.slot_count() == 2);
+    CHECK(state.verify().empty());
+    const std::pair<std::uint32_t, std::uint32_t> order[] = {{2, 6}, {0, 2}};
+    REQUIRE(state.restore_free_slots(3, order));
+    CHECK(state.verify().empty());
+    auto a = allocator<best_fit>::adopt(std::move(state));
+    CHECK(a.try_allocate(request::gpus(1))->value == ((std::uint64_t{7} << 32) | 3U));
+    CHECK(a.try_allocate(request::gpus(1))->value == ((std::uint64_t{3} << 32) | 1U));
+    CHECK(a.try_allocate(request::gpus(1))->value == ((std::uint64_t{1} << 32) | 4U));
+}

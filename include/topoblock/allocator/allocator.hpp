@@ -81,6 +81,12 @@ public:
         return basic_allocator(std::move(*state), std::move(policy));
     }
 
+    // An allocator over a state built elsewhere (a snapshot restored by
+    // io/snapshot.hpp): the policy attaches to it as it does to a fresh one.
+    static basic_allocator adopt(state_type state, Policy policy = Policy{}) {
+        return basic_allocator(std::move(state), std::move(policy));
+    }
+
     // Places a request. O(policy decision + GPUs taken).
     // Errors: invalid_request, exceeds_cluster, exceeds_domain,
     // exceeds_healthy, insufficient_free, fragmented, unsupported_request,

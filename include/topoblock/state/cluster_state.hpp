@@ -325,6 +325,122 @@ public:
         return {};
     }
 
+    // ---- the slot table (snapshots) ----------------------------------------
+    // An allocation id is a slot's generation (odd while live) and the slot
+    // (id = generation << 32 | slot + 1). A released slot goes to the front
+    // of the free list, and the next allocation takes the front; a slot
+    // whose generation would wrap is retired instead (never on the list
+    // again), so an id never repeats in the life of a state. What a
+    // snapshot saves so that a restored state gives the same ids next:
+    // the slot count, the free list in order, and the live allocations.
+    std::uint32_t slot_count() const noexcept { return slot_count_; }
+    // Slots neither live nor free: their generation ran out.
+    std::uint32_t retired_slots() const noexcept { return retired_; }
+    // Calls f(slot, generation) for each free slot, the next one taken
+    // first. O(free slots).
+    template <class F>
+    void for_each_free_slot(F&& f) const {
+        for (std::uint32_t s = free_head_; s != npos32; s = at(s).next_free) f(s, at(s).generation);
+    }
+
+    // ---- restoring a snapshot (io/snapshot.hpp) ----------------------------
+    // A state is rebuilt on a fresh one from create(): restore_allocation
+    // for each live allocation, then restore_free_slots once, then the
+    // health of each node that is not up (set_health, which marks the
+    // allocations on a down node hit). Neither is on any hot path.
+
+    // Records `where` as the live allocation `id`, as commit() would, but in
+    // the slot and generation the id names: the pieces go through commit's
+    // own checks (in range, GPUs that exist and are unheld, domain open,
+    // every domain idle for an exclusive request), so a GPU claimed twice is
+    // refused here as it is there. requested_gpus 0 means the GPUs held.
+    // Only before restore_free_slots (no slot listed free yet). The slot
+    // table grows to the id's slot; slots below it that no allocation fills
+    // are retired until restore_free_slots lists them. On error the state
+    // is as before, but for such grown slots.
+    expected<void, error> restore_allocation(allocation_id id, const request& asked, std::span<const piece_run> where,
+                                             std::uint32_t requested_gpus, bool hit_by_failure) {
+        const std::uint64_t low = id.value & 0xffffffffULL;
+        const auto generation = static_cast<std::uint32_t>(id.value >> 32);
+        if (low == 0 || low == 0xffffffffULL || (generation & 1U) == 0)
+            return unexpected(make_error("allocation id " + std::to_string(id.value) +
+                                         " is not a live one (its slot part is 0 or its generation even)"));
+        if (free_head_ != npos32)
+            return unexpected(make_error("restore_allocation after restore_free_slots: free slots are listed already"));
+        const auto s = static_cast<std::uint32_t>(low - 1);
+        while (slot_count_ <= s) retire(new_slot());
+        slot& into = at(s);
+        if (into.live()) return unexpected(make_error("allocation id " + std::to_string(id.value) + " is live already"));
+        const std::uint32_t was = into.generation;
+        // commit() takes the front of the free list: this slot, alone there,
+        // one generation before the id's.
+        into.generation = generation - 1;
+        into.next_free = npos32;
+        free_head_ = s;
+        --retired_;
+        commit_options options;
+        options.allow_draining = true;
+        options.requested_gpus = requested_gpus;
+        auto done = commit(asked, where, options);
+        if (!done) {
+            // commit() freed the slot again (to the list, or retired it when
+            // the generation wrapped): take it back to what it was.
+            if (free_head_ == s) {
+                free_head_ = npos32;
+                retire(s);
+            }
+            into.generation = was;
+            return unexpected(make_error(done.error() == errc::node_out_of_range
+                                             ? "a piece names a node out of range"
+                                             : "a piece names a GPU that does not exist, or one another allocation "
+                                               "holds, or a domain another allocation holds exclusively, or an exclusive "
+                                               "allocation's domain that another allocation uses"));
+        }
+        into.record.hit_by_failure = hit_by_failure;
+        return {};
+    }
+
+    // Ends the slot table of a restore: `slot_count` slots in all (at least
+    // as many as restore_allocation made), `free` the free slots with their
+    // generations in list order (the next allocation takes the first), each
+    // not live, named once, with an even generation of at least 2 (a slot
+    // is freed after its first use). Every other slot that is not live is
+    // retired. Only once, on a state with no free slot. On error nothing
+    // changes.
+    expected<void, error> restore_free_slots(std::uint32_t slot_count,
+                                             std::span<const std::pair<std::uint32_t, std::uint32_t>> free) {
+        if (free_head_ != npos32) return unexpected(make_error("restore_free_slots on a state that lists free slots already"));
+        if (slot_count < slot_count_ || slot_count == npos32)
+            return unexpected(make_error("a slot table of " + std::to_string(slot_count) + " slots, but " +
+                                         std::to_string(slot_count_) + " are in use"));
+        if (free.size() > slot_count)
+            return unexpected(make_error("more free slots than the table's " + std::to_string(slot_count)));
+        std::vector<bool> listed(slot_count, false);
+        for (const auto& [s, generation] : free) {
+            const std::string which = "free slot " + std::to_string(s);
+            if (s >= slot_count) return unexpected(make_error(which + " is beyond the table's " + std::to_string(slot_count) + " slots"));
+            if (s < slot_count_ && at(s).live()) return unexpected(make_error(which + " holds a live allocation"));
+            if (listed[s]) return unexpected(make_error(which + " is listed twice"));
+            if ((generation & 1U) != 0 || generation == 0)
+                return unexpected(make_error(which + " has generation " + std::to_string(generation) +
+                                             " (a free slot's is even and at least 2)"));
+            listed[s] = true;
+        }
+        // Grows first (a throw leaves only more retired slots), links after.
+        while (slot_count_ < slot_count) retire(new_slot());
+        std::uint32_t tail = npos32;
+        for (const auto& [s, generation] : free) {
+            slot& listed_slot = at(s);
+            listed_slot.generation = generation;
+            listed_slot.next_free = npos32;
+            if (tail == npos32) free_head_ = s;
+            else at(tail).next_free = s;
+            tail = s;
+            --retired_;
+        }
+        return {};
+    }
+
     // Recomputes every counter and index from the node masks and the
     // allocation records; returns an empty string when all agree, otherwise
     // what disagrees. O(cluster): for tests and debugging.
@@ -360,12 +476,14 @@ public:
                 for (domain_id d : spanned) ++exclusive[d];
         }
         if (live != live_) return "live allocation count is wrong";
-        std::size_t free_listed = 0;
+        std::size_t free_listed = 0, retired = 0;
         for (std::uint32_t s = free_head_; s != npos32 && free_listed <= slot_count_; s = at(s).next_free) {
-            if (at(s).live()) return "a live slot is on the free list";
+            if (at(s).live() || at(s).next_free == retired_mark) return "a live or retired slot is on the free list";
             ++free_listed;
         }
-        if (free_listed + live_ != slot_count_) return "free slot list is wrong";
+        for (std::uint32_t s = 0; s < slot_count_; ++s) retired += at(s).next_free == retired_mark ? 1 : 0;
+        if (retired != retired_) return "retired slot count is wrong";
+        if (free_listed + live_ + retired_ != slot_count_) return "free slot list is wrong";
         if (requested != requested_gpus_) return "requested GPU total is wrong";
         for (domain_id d = 0; d < topo_.domain_count(); ++d) {
             if (whole_holder_[d] == npos32) continue;
@@ -453,7 +571,9 @@ private:
         std::uint64_t held = 0;
         std::uint64_t unheld_up = 0;
     };
-    // Odd generations are live. Freed slots form a list through next_free.
+    // Odd generations are live. Freed slots form a list through next_free;
+    // a retired slot's next_free is retired_mark.
+    static constexpr std::uint32_t retired_mark = npos32 - 1;
     struct slot {
         std::uint32_t generation = 0;
         std::uint32_t next_free = npos32;
@@ -968,10 +1088,19 @@ private:
     void release_slot(std::uint32_t s) {
         slot& freed = at(s);
         freed.record.pieces.clear();
-        ++freed.generation;
+        --live_;
+        // Past the last odd generation the next id would be one given
+        // before: the slot is retired, never taken again.
+        if (++freed.generation == 0) [[unlikely]]
+            return retire(s);
         freed.next_free = free_head_;
         free_head_ = s;
-        --live_;
+    }
+    // A slot that is neither live nor on the free list.
+    void retire(std::uint32_t s) noexcept {
+        at(s).generation = 0;
+        at(s).next_free = retired_mark;
+        ++retired_;
     }
     allocation_id id_of(std::uint32_t s) const noexcept {
         return allocation_id{(std::uint64_t{at(s).generation} << 32) | (std::uint64_t{s} + 1)};
@@ -1007,6 +1136,7 @@ private:
     std::vector<std::vector<slot>> slot_chunks_;
     std::uint32_t slot_count_ = 0;
     std::uint32_t free_head_ = npos32;
+    std::uint32_t retired_ = 0;
     std::size_t live_ = 0;
     std::vector<domain_id> touched_;  // one entry per domain; the first touched_count_ are this change's
     std::size_t touched_count_ = 0;
