@@ -1,7 +1,9 @@
 # The README's test command:   cmake -P cmake/test.cmake
 # Installs the Debian packages the tests need when they are missing (doctest,
 # Google Benchmark, make), then configures, builds and runs the suite through
-# a workflow preset. -DPRESET=clang|sanitize picks another preset.
+# a workflow preset. -DPRESET=clang|sanitize picks another preset; -DPRESET=fuzz
+# (clang++ and libFuzzer) configures and builds the fuzz targets, which
+# cmake/fuzz.cmake then runs.
 cmake_minimum_required(VERSION 3.25)
 if(NOT DEFINED PRESET)
   set(PRESET test)
@@ -22,10 +24,17 @@ find_program(_ninja ninja)
 if(NOT _make AND NOT _ninja)
   list(APPEND _missing make)
 endif()
-if(PRESET STREQUAL "clang")
+if(PRESET STREQUAL "clang" OR PRESET STREQUAL "fuzz")
   find_program(_clang clang++)
   if(NOT _clang)
     list(APPEND _missing clang)
+  endif()
+endif()
+# libFuzzer's runtime, for the fuzz preset (cmake/fuzz.cmake).
+if(PRESET STREQUAL "fuzz")
+  file(GLOB _libfuzzer /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a)
+  if(NOT _libfuzzer)
+    list(APPEND _missing libfuzzer-14-dev)
   endif()
 endif()
 

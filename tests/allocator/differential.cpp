@@ -2,6 +2,7 @@
 // allocator, each checked against the brute-force reference model, with the
 // state's own full recount after every operation.
 
+#include "../checked_world.hpp"
 #include "../reference_model.hpp"
 
 #include <topoblock/topoblock.hpp>
@@ -20,10 +21,14 @@
 using namespace topoblock;
 using topoblock::test::reference_model;
 using topoblock::test::rng;
+using topoblock::test::compare;
+using topoblock::test::fingerprint;
+using topoblock::test::fingerprint_of;
+using topoblock::test::to_pairs;
 
 namespace {
 
-using pieces_t = std::vector<std::pair<node_id, std::uint64_t>>;
+using pieces_t = topoblock::test::model_pieces;
 
 topology partial_racks() {
     // Three NVL72 racks with 16, 18 and 17 trays installed, under two leaves.
@@ -58,13 +63,6 @@ request random_request(rng& r, const topology& t) {
     if (r.chance(1)) q.count = 0;
     if (r.chance(1)) q.count = t.gpu_count() + 1;
     return q;
-}
-
-template <class Pieces>
-pieces_t to_pairs(const Pieces& ps) {
-    pieces_t out;
-    for (const piece p : ps) out.emplace_back(p.node, p.gpus);
-    return out;
 }
 
 std::uint64_t units_free(const reference_model& m, const request& q, domain_id d) {
@@ -559,47 +557,6 @@ template <>
 struct rules_of<buddy_split> : buddy_split_rules {};
 template <>
 struct rules_of<slurm_block> : slurm_block_rules {};
-
-// Compares the allocator's state with the model, node by node and GPU by
-// GPU (owners included). `live` pairs each live allocation with its model key.
-template <class Alloc>
-std::string compare(const Alloc& a, const reference_model& m,
-                    const std::vector<std::pair<allocation_id, std::int64_t>>& live) {
-    if (auto why = a.state().verify(); !why.empty()) return why;
-    if (a.state().allocation_count() != live.size()) return "live allocation count differs from the model";
-    std::int64_t keys = 0;
-    for (const auto& entry : live) keys = std::max(keys, entry.second + 1);
-    std::vector<allocation_id> id_of_key(static_cast<std::size_t>(keys));
-    for (const auto& [id, key] : live) id_of_key[static_cast<std::size_t>(key)] = id;
-    for (domain_id d = 0; d < m.topo->domain_count(); ++d) {
-        const auto usable = m.usable_masks(d);
-        for (node_id n = m.topo->domain(d).first_node; n < m.topo->domain(d).end_node(); ++n) {
-            if (a.state().unheld_gpus(n) != m.unheld_mask(n)) return "node " + m.topo->node(n).name + " differs from the model";
-            if (a.state().usable_gpus(n) != usable[n - m.topo->domain(d).first_node])
-                return "usable GPUs of " + m.topo->node(n).name + " differ";
-            for (std::uint32_t g = 0; g < m.owner[n].size(); ++g) {
-                const std::int64_t key = m.owner[n][g];
-                if (a.state().owner(n, g) != (key < 0 ? allocation_id{} : id_of_key[static_cast<std::size_t>(key)]))
-                    return "owner of GPU " + std::to_string(g) + " of " + m.topo->node(n).name + " differs from the model";
-            }
-        }
-    }
-    if (a.state().available().gpus != m.free_gpus()) return "available GPUs differ from the model";
-    return "";
-}
-
-struct fingerprint {
-    std::vector<gpu_mask> unheld;
-    std::size_t live;
-    free_capacity available;
-    bool operator==(const fingerprint&) const = default;
-};
-template <class Alloc>
-fingerprint fingerprint_of(const Alloc& a) {
-    fingerprint f{{}, a.state().allocation_count(), a.state().available()};
-    for (node_id n = 0; n < a.topo().node_count(); ++n) f.unheld.push_back(a.state().unheld_gpus(n));
-    return f;
-}
 
 // Block policies hold more than a request asks for.
 template <class Policy>
