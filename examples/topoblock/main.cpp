@@ -7,6 +7,7 @@
 #include "simulate_command.hpp"
 
 #include <topoblock/support/quote.hpp>
+#include <topoblock/version.hpp>
 
 #include <cstdio>
 #include <string>
@@ -20,7 +21,7 @@ void usage(std::FILE* to) {
         "usage: topoblock <command> [options]\n"
         "  place     read allocation events on standard input and print each decision\n"
         "  simulate  replay a workload under several placement policies and compare them\n"
-        "Run `topoblock <command> --help` for a command's options.\n",
+        "Run `topoblock <command> --help` for a command's options; `topoblock --version` prints the version.\n",
         to);
 }
 
@@ -36,6 +37,11 @@ int main(int argc, char** argv) {
             args.erase(args.begin());
             if (command == "place") return topoblock::cli::place_main(args);
             if (command == "simulate") return topoblock::cli::simulate_main(args);
+            if (command == "--version" || command == "version") {
+                std::printf("topoblock %d.%d.%d\n", topoblock::version_major, topoblock::version_minor,
+                            topoblock::version_patch);
+                return 0;
+            }
             if (command == "--help" || command == "-h" || command == "help") {
                 usage(stdout);
                 return 0;
