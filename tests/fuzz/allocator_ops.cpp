@@ -15,7 +15,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -115,7 +117,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 0: run(in, topo, first_fit{}); break;
     case 1: run(in, topo, best_fit{}); break;
     case 2: run(in, topo, contiguous_block{}); break;
-    case 3: run(in, topo, contiguous_block{16}); break;
+    case 3:
+        // 16-GPU sub-blocks: larger than every domain of the mixed cluster,
+        // where create() must refuse them (and nothing else may throw).
+        try {
+            run(in, topo, contiguous_block{16});
+        } catch (const std::runtime_error& refused) {
+            topoblock::fuzz::require(&topo == &small_topology(1) &&
+                                         std::string_view(refused.what()).find("larger than every domain") !=
+                                             std::string_view::npos,
+                                     std::string("contiguous-block{16} refused: ") + refused.what());
+        }
+        break;
     case 4: run(in, topo, buddy_split{}); break;
     default: run(in, topo, slurm_block{}); break;
     }
