@@ -571,9 +571,8 @@ public:
     // The allocator's call when one change changed several domains (a
     // multi-domain job), so that the whole-domain windows file each window
     // once. Out of line, so that the allocator's call of the one-domain
-    // path stays inlined (inlined, this made contiguous-block's single-domain
-    // job and release 20 instructions dearer: the call into the policy moved
-    // out of line).
+    // path stays inlined (inlined, this one pushed the single-domain call
+    // into the policy out of line, and single-domain jobs paid for it).
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!use_indexes) return;

@@ -849,8 +849,8 @@ private:
 
     // take() for a stretch of two or more nodes, when every one of them is
     // wholly unheld; returns false, changing nothing, when one is not. Out
-    // of line: inlined, it pushed for_each_stretch out of line instead, and
-    // every policy's pair cost 30-65 instructions more.
+    // of line: inlined, it pushed for_each_stretch out of line instead, which
+    // every policy's allocate and release paid for.
     TOPOBLOCK_NOINLINE bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         if (s.whole_domain) return take_whole_domain(s, slot, totals_change);
         const node_place& info = s.place;
@@ -906,10 +906,9 @@ private:
     // 16-byte copies of a pattern (a vector store each, SSE2 or NEON): the
     // compiler makes a fill of the unheld marker a memset call and a fill
     // of a slot a vector loop with set-up, each costing more than these
-    // stores at such sizes (four scalar stores a step cost contiguous-block
-    // 18 instructions a pair more). Always inlined: out of line, as the
-    // compiler chose once the whole-rack take used it too, the pair cost 8
-    // more.
+    // stores at such sizes (and fewer than four scalar stores a step).
+    // Always inlined: the compiler put it out of line once the whole-rack
+    // take used it too, which cost every allocate and release a call.
     template <class T>
     TOPOBLOCK_ALWAYS_INLINE static void fill_few(T* at, std::uint32_t count, T value) noexcept {
         static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0);
