@@ -4,6 +4,7 @@
 // possible and sharing no code with the library beyond the topology: the
 // randomized tests apply every successful operation to it and compare.
 
+#include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <bit>
@@ -14,6 +15,17 @@
 #include <vector>
 
 namespace topoblock::test {
+
+// Three NVL72 racks with 16, 18 and 17 trays installed, under two leaves:
+// the partial racks the randomized tests run on.
+inline topology partial_racks() {
+    topology_builder b;
+    b.add_numbered_domain("rack1", 16, 4, "a", 1, 2);
+    b.add_numbered_domain("rack2", 18, 4, "b", 1, 2);
+    b.add_numbered_domain("rack3", 17, 4, "c", 1, 2);
+    b.add_level("leaf", {{"leaf1", {"rack1", "rack2"}}, {"leaf2", {"rack3"}}});
+    return *b.build();
+}
 
 // Deterministic on every platform: std::mt19937_64 is specified exactly; the
 // std:: distributions are not, so ranges are mapped by hand.

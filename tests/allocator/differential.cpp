@@ -30,16 +30,6 @@ namespace {
 
 using pieces_t = topoblock::test::model_pieces;
 
-topology partial_racks() {
-    // Three NVL72 racks with 16, 18 and 17 trays installed, under two leaves.
-    topology_builder b;
-    b.add_numbered_domain("rack1", 16, 4, "a", 1, 2);
-    b.add_numbered_domain("rack2", 18, 4, "b", 1, 2);
-    b.add_numbered_domain("rack3", 17, 4, "c", 1, 2);
-    b.add_level("leaf", {{"leaf1", {"rack1", "rack2"}}, {"leaf2", {"rack3"}}});
-    return *b.build();
-}
-
 topology uniform_racks() { return *parse_topology_spec("nvl72:4@2"); }
 topology hgx_servers() { return *parse_topology_spec("hgx8:12@4"); }
 topology mixed_cluster() { return *parse_topology_spec("nvl72:2+hgx8:6"); }
@@ -714,7 +704,7 @@ TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Polic
     run_differential<Policy>(uniform_racks(), 1, operations<Policy>);
 }
 TEST_CASE_TEMPLATE("differential: partial racks (16, 18 and 17 trays)", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
-    run_differential<Policy>(partial_racks(), 2, operations<Policy>);
+    run_differential<Policy>(test::partial_racks(), 2, operations<Policy>);
 }
 TEST_CASE_TEMPLATE("differential: HGX-8 servers, one domain each", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
     // 16-GPU sub-blocks are larger than every 8-GPU server: a setting

@@ -22,15 +22,6 @@ using topoblock::test::rng;
 
 namespace {
 
-topology partial_racks() {
-    topology_builder b;
-    b.add_numbered_domain("rack1", 16, 4, "a", 1, 2);
-    b.add_numbered_domain("rack2", 18, 4, "b", 1, 2);
-    b.add_numbered_domain("rack3", 17, 4, "c", 1, 2);
-    b.add_level("leaf", {{"leaf1", {"rack1", "rack2"}}, {"leaf2", {"rack3"}}});
-    return *b.build();
-}
-
 request random_request(rng& r, const topology& t) {
     request q;
     if (r.chance(25)) {
@@ -250,7 +241,7 @@ TEST_CASE_TEMPLATE("snapshot: restarts on mixed NVL72 racks and HGX-8 servers co
     run_restarts<Policy>(*parse_topology_spec("nvl72:2+hgx8:6"), 12, stream_length);
 }
 TEST_CASE_TEMPLATE("snapshot: restarts on partial racks continue as if never stopped", Policy, TOPOBLOCK_SNAPSHOT_POLICIES) {
-    run_restarts<Policy>(partial_racks(), 13, stream_length);
+    run_restarts<Policy>(test::partial_racks(), 13, stream_length);
 }
 TEST_CASE("snapshot: restarts under contiguous-block of 16 GPUs continue as if never stopped") {
     struct contiguous_block_16 : contiguous_block {
