@@ -70,15 +70,15 @@ using request_maker = request (*)(rng&, const topology&);
 // the rest but 5%, health changes); below 60 the cluster often drains, so
 // whole domains come free. `check_every`: operations between comparisons of
 // the indexed side's summaries with a recount.
-template <class Policy>
-void lockstep(const topology& topo, Policy indexed, Policy naive, std::uint64_t seed, std::size_t operations,
+template <class Fast, class Reference>
+void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t seed, std::size_t operations,
               std::uint32_t allocations = 60, request_maker make = random_request, std::size_t check_every = 4096) {
     CAPTURE(seed);
     // Comparing a policy with itself would prove nothing.
     REQUIRE(std::string_view(naive.name()).ends_with("-naive"));
     REQUIRE_FALSE(std::string_view(indexed.name()).ends_with("-naive"));
-    auto fast = std::move(*allocator<Policy>::create(topo, indexed));
-    auto slow = std::move(*allocator<Policy>::create(topo, naive));
+    auto fast = std::move(*allocator<Fast>::create(topo, indexed));
+    auto slow = std::move(*allocator<Reference>::create(topo, naive));
     rng r(seed);
     std::vector<std::pair<allocation_id, allocation_id>> live;
     std::size_t placed = 0;
