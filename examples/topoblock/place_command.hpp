@@ -4,7 +4,6 @@
 // per allocation decision out. The format is docs/place.md.
 
 #include "arguments.hpp"
-#include "policy_registry.hpp"
 #include "read_file.hpp"
 
 #include <topoblock/io/hostlist.hpp>
@@ -13,6 +12,7 @@
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/policy/registry.hpp>
 #include <topoblock/support/quote.hpp>
 #include <topoblock/support/text_lines.hpp>
 #include <topoblock/topoblock.hpp>

@@ -4,10 +4,10 @@
 // policy on one topology and compares them. See docs/simulate.md.
 
 #include "arguments.hpp"
-#include "policy_registry.hpp"
 #include "read_file.hpp"
 
 #include <topoblock/io/k8s_nodes.hpp>
+#include <topoblock/policy/registry.hpp>
 #include <topoblock/sim/engine.hpp>
 #include <topoblock/sim/queue.hpp>
 #include <topoblock/sim/report.hpp>

@@ -21,5 +21,6 @@
 #include <topoblock/policy/contiguous_block.hpp>
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/slurm_block.hpp>
+#include <topoblock/policy/registry.hpp>
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/metrics/metrics.hpp>

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     static constexpr std::string_view clusters[] = {"nvl72:2", "grid:2:4:2", "hgx8:2+nvl72:1"};
     const std::string_view cluster = clusters[data[0] % 3];
-    const std::string_view policy = cli::policy_names[(data[0] / 3) % cli::policy_names.size()];
+    const std::string_view policy = policy_names[(data[0] / 3) % policy_names.size()];
     std::istringstream in(std::string(fuzz::as_text(data + 1, size - 1)));
     std::ostringstream out, err;
     const int status = cli::run_place({"--topology", cluster, "--policy", policy}, in, out, err);

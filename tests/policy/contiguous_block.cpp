@@ -1,10 +1,10 @@
 // contiguous-block: worked examples on GB200 NVL72 racks (18 trays x 4
 // GPUs; trays gb01-gb18 form rack01, gb19-gb36 rack02, ...).
 
-#include "../../examples/topoblock/policy_registry.hpp"
 #include "describe.hpp"
 
 #include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/policy/registry.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <doctest/doctest.h>
@@ -370,15 +370,15 @@ TEST_CASE("contiguous-block: exclusive jobs take idle racks only") {
 }
 
 TEST_CASE("contiguous-block: the command line registry builds it with its block size") {
-    cli::policy_settings settings;
+    policy_settings settings;
     settings.block_gpus = 16;
     std::uint32_t seen = 0;
-    CHECK(cli::with_policy("contiguous-block", settings, [&](auto policy) {
+    CHECK(with_policy("contiguous-block", settings, [&](auto policy) {
         if constexpr (std::is_same_v<decltype(policy), contiguous_block>) seen = policy.block_gpus();
     }));
     CHECK(seen == 16);
     bool buddy = false;
-    CHECK(cli::with_policy("buddy-split", settings, [&](auto policy) {
+    CHECK(with_policy("buddy-split", settings, [&](auto policy) {
         buddy = std::is_same_v<decltype(policy), buddy_split>;
     }));
     CHECK(buddy);

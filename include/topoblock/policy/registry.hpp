@@ -1,18 +1,23 @@
 #pragma once
 
-// Placement policies by the names the command line uses. Each entry calls
-// f(policy) with a policy object of its own type, so commands stay templates
-// over the policy and pay no virtual call per decision.
+// The built-in placement policies by name, for programs that choose one at
+// run time (the command line, the Python module). Each entry calls
+// f(policy) with a policy object of its own type, so the caller stays a
+// template over the policy and pays no virtual call per decision.
 
-#include <topoblock/topoblock.hpp>
+#include <topoblock/policy/best_fit.hpp>
+#include <topoblock/policy/buddy_split.hpp>
+#include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/policy/first_fit.hpp>
+#include <topoblock/policy/slurm_block.hpp>
 
 #include <array>
 #include <cstdint>
 #include <string_view>
 
-namespace topoblock::cli {
+namespace topoblock {
 
-// Settings some policies take from the command line.
+// Settings some policies take by name (from a command line, say).
 struct policy_settings {
     std::uint32_t block_gpus = 8;  // contiguous-block: sub-block size in GPUs
     slurm_block slurm;             // slurm-block: levels of the Slurm topology file, or defaults
@@ -32,4 +37,4 @@ bool with_policy(std::string_view name, const policy_settings& settings, F&& f) 
     return false;
 }
 
-}  // namespace topoblock::cli
+}  // namespace topoblock
