@@ -19,7 +19,6 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -84,8 +83,7 @@ public:
     gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.place(n).gpus); }
     // The allocation holding GPU `gpu` of node `n`, or a null id.
     allocation_id owner(node_id n, std::uint32_t gpu) const noexcept {
-        const node_place place = topo_.place(n);
-        const std::uint32_t slot = slot_holding(place.first_gpu + gpu, place.domain);
+        const std::uint32_t slot = owner_[topo_.place(n).first_gpu + gpu];
         return slot == npos32 ? allocation_id{} : id_of(slot);
     }
 
@@ -163,7 +161,7 @@ public:
     memory_use memory() const noexcept {
         memory_use m;
         m.cluster_bytes = sizeof(*this) + heap_bytes(node_free_) + heap_bytes(health_) + heap_bytes(owner_) +
-                          heap_bytes(domains_) + heap_bytes(whole_holder_) + heap_bytes(nodes_by_unheld_) +
+                          heap_bytes(domains_) + heap_bytes(nodes_by_unheld_) +
                           idle_domains_.memory_bytes() + heap_bytes(touched_) + heap_bytes(touch_mark_) +
                           nested_heap_bytes(group_free_);
         m.allocation_bytes = heap_bytes(slot_chunks_);
@@ -212,15 +210,6 @@ public:
         const auto closed_to_job = [&](domain_id d) {
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
-        // A job of whole racks (a multi-domain job's, most often) is checked
-        // whole before anything changes and then taken a rack at a time, with
-        // no stretch walk and no give-back to fear. Anything else goes the
-        // general way, from a fresh change. The test of the first run keeps
-        // the jobs of a few nodes, nearly all, from the call.
-        if (where.front().nodes >= topo_.max_domain_nodes()) {
-            if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
-            begin_change();
-        }
         // Each piece is checked as it is taken (GPUs unheld, which also
         // keeps them within the node; node up, or draining when allowed;
         // domain open to the job). On the first that fails, stop, and give
@@ -264,7 +253,18 @@ public:
             release_slot(slot);
             return unexpected(bad);
         }
-        finish_commit(asked, slot, pieces, held, options, totals_change);
+        auto& record = at(slot).record;
+        record.asked = asked;
+        record.held_gpus = held;
+        record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
+        record.domains = static_cast<std::uint32_t>(touched_count_);
+        record.hit_by_failure = false;
+        record.pieces = std::move(pieces);
+        requested_gpus_ += record.requested_gpus;
+        add_to_cluster(totals_change);
+        if (asked.exclusive_domain)
+            for (domain_id d : touched_domains())
+                if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
         return id_of(slot);
     }
 
@@ -485,21 +485,11 @@ public:
         if (retired != retired_) return "retired slot count is wrong";
         if (free_listed + live_ + retired_ != slot_count_) return "free slot list is wrong";
         if (requested != requested_gpus_) return "requested GPU total is wrong";
-        for (domain_id d = 0; d < topo_.domain_count(); ++d) {
-            if (whole_holder_[d] == npos32) continue;
-            const domain_info& info = topo_.domain(d);
-            const node_info& first = topo_.node(info.first_node);
-            // A domain held whole keeps its owner entries unheld (unwritten):
-            // its release skips them.
-            for (std::uint32_t g = first.first_gpu; g < first.first_gpu + info.node_count * info.gpus_per_node; ++g)
-                if (owner_[g] != npos32) return "domain '" + info.name + "' is held whole but lists GPU owners";
-        }
-        // Each GPU's holder, read as owner() reads it (entry, then the
-        // domain's holder).
+        // Each GPU's holder.
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             const node_info& info = topo_.node(n);
             for (std::uint32_t g = 0; g < info.gpus; ++g)
-                if (owner[info.first_gpu + g] != slot_holding(info.first_gpu + g, info.domain))
+                if (owner[info.first_gpu + g] != owner_[info.first_gpu + g])
                     return "GPU owner table disagrees with the allocations";
         }
         std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
@@ -593,7 +583,6 @@ private:
           health_(topo_.node_count(), node_health::up),
           owner_(topo_.gpu_count(), npos32),
           domains_(topo_.domain_count()),
-          whole_holder_(topo_.domain_count(), npos32),
           stride_(topo_.max_gpus_per_node() + 1),
           nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
           idle_domains_(topo_.domain_count()),
@@ -695,89 +684,16 @@ private:
         if (c.held_gpus == 0) settle_idle(info.domain);
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
-        // A domain held whole is given back by its holder alone (a stretch
-        // of it, or a node at a time when some are not up).
-        whole_holder_[info.domain] = npos32;
         touch(info.domain);
     }
 
-    // f(place of the domain's first node, shape) for each domain the runs
-    // cover, when every run is whole domains, every GPU of their nodes (the
-    // runs are in range); false, at the first that is not or where f
-    // returns false.
-    template <class F>
-    bool for_each_whole_domain(std::span<const piece_run> runs, F&& f) const {
-        for (const piece_run& r : runs) {
-            const node_id end = r.first + r.nodes;
-            for (node_id n = r.first; n < end;) {
-                const node_place place = topo_.place(n);
-                const domain_shape shape = topo_.shape(place.domain);
-                if (place.index_in_domain != 0 || shape.node_count > end - n || r.gpus != full_gpu_mask(place.gpus))
-                    return false;
-                if (!f(place, shape)) return false;
-                n += shape.node_count;
-            }
-        }
-        return true;
-    }
-    // The record of a commit whose pieces are taken, and what follows it.
-    TOPOBLOCK_ALWAYS_INLINE void finish_commit(const request& asked, std::uint32_t slot, piece_list& pieces, std::uint32_t held,
-                                               const commit_options& options, const cluster_change& totals_change) {
-        auto& record = at(slot).record;
-        record.asked = asked;
-        record.held_gpus = held;
-        record.requested_gpus = options.requested_gpus != 0 ? options.requested_gpus : held;
-        record.domains = static_cast<std::uint32_t>(touched_count_);
-        record.hit_by_failure = false;
-        record.pieces = std::move(pieces);
-        requested_gpus_ += record.requested_gpus;
-        add_to_cluster(totals_change);
-        if (asked.exclusive_domain)
-            for (domain_id d : touched_domains())
-                if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
-    }
-
-    // commit() for runs of whole racks: when every run is whole domains,
-    // each wholly free and named once (checked before anything changes),
-    // takes them and records the job in `slot`. A domain's free nodes are
-    // its up nodes with every GPU unheld, so a wholly free domain is all up
-    // and holds nothing; then no exclusive job holds it either, and it is
-    // open and idle, to any job.
-    // Otherwise changes nothing but the touch marks, and returns false: the
-    // caller starts a fresh change. Out of line, so that commit's general
-    // path stays as small as it was.
-    TOPOBLOCK_NOINLINE bool commit_racks(const request& asked, piece_list& pieces, std::uint32_t slot,
-                                         const commit_options& options) {
-        const bool takeable = for_each_whole_domain(pieces.runs(), [&](const node_place& place, const domain_shape& shape) {
-            const domain_id d = place.domain;
-            const domain_counters& c = domains_[d];
-            if (c.free_nodes != shape.node_count || touch_mark_[d] == change_) return false;
-            touch(d);
-            return true;
-        });
-        if (!takeable) return false;
-        std::uint32_t held = 0;
-        cluster_change totals_change;
-        // The check listed them, each once, in order.
-        for (const domain_id d : touched_domains()) {
-            const domain_shape shape = topo_.shape(d);
-            take_whole_domain(stretch{shape.first_node, shape.node_count, topo_.place(shape.first_node), true}, slot,
-                              totals_change);
-            held += shape.gpu_count();
-        }
-        finish_commit(asked, slot, pieces, held, options, totals_change);
-        return true;
-    }
-
     // Whole, up nodes of one domain in a row, taken and given back in one
-    // step (a job's trays, a word at a time): `count` nodes from `first`,
-    // `place` the first one's; whole_domain when they are all of the domain
-    // (a multi-domain job's rack). Fewer than two nodes are no stretch.
+    // step (a job's trays, a multi-domain job's racks): `count` nodes from
+    // `first`, `place` the first one's. Fewer than two nodes are no stretch.
     struct stretch {
         node_id first = 0;
         std::uint32_t count = 0;
         node_place place;
-        bool whole_domain = false;
     };
 
     // Goes over the pieces in order: on_whole(stretch) for each stretch,
@@ -787,72 +703,34 @@ private:
     bool for_each_stretch(std::span<const piece_run> runs, OnNode&& on_node, OnWhole&& on_whole) const {
         for (const piece_run& r : runs)
             for (node_id n = r.first; n < r.first + r.nodes;) {
-                if (r.first + r.nodes - n >= 2) {
-                    const stretch s = stretch_at(n, r.first + r.nodes - n, r.gpus);
-                    if (s.count >= 2) {
-                        if (!on_whole(s)) return false;
-                        n += s.count;
-                        continue;
-                    }
+                const stretch s = stretch_at(n, r.first + r.nodes - n, r.gpus);
+                if (s.count >= 2) {
+                    if (!on_whole(s)) return false;
+                    n += s.count;
+                    continue;
                 }
                 if (!on_node(piece{n, r.gpus})) return false;
                 ++n;
             }
         return true;
     }
-    // The stretch that starts the `count` (two or more) nodes from `first`:
-    // as many of them as are whole (every GPU in `gpus`), up and in first's
-    // domain, in a row; its count is below two when there is none.
+    // The stretch that starts the `count` nodes from `first`: as many of
+    // them as are whole (every GPU in `gpus`), up and in first's domain, in
+    // a row; its count is below two when there is none.
     stretch stretch_at(node_id first, std::uint32_t count, gpu_mask gpus) const noexcept {
         stretch s;
         s.first = first;
-        const node_place info = topo_.place(first);
-        if (gpus != full_gpu_mask(info.gpus)) return s;
-        const domain_shape shape = topo_.shape(info.domain);
-        const std::uint32_t length = std::min<node_id>(first + count, shape.end_node()) - first;
-        s.place = info;
-        // A whole domain is told by its counter, read before anything else.
-        if (domains_[info.domain].up_nodes == length && shape.node_count == length) {
-            s.count = length;
-            s.whole_domain = true;
-            return s;
-        }
-        s.count = all_up(first, length) ? length : up_in_a_row(first, length);
+        if (count < 2) return s;
+        s.place = topo_.place(first);
+        if (gpus != full_gpu_mask(s.place.gpus)) return s;
+        const std::uint32_t length = std::min(count, topo_.shape(s.place.domain).node_count - s.place.index_in_domain);
+        while (s.count < length && health_[first + s.count] == node_health::up) ++s.count;
         return s;
     }
-    // How many of the `count` nodes from `first` are up, in a row. Apart
-    // from stretch_at, which then inlines: a node is seldom down.
-    TOPOBLOCK_NOINLINE std::uint32_t up_in_a_row(node_id first, std::uint32_t count) const noexcept {
-        std::uint32_t n = 0;
-        while (n < count && health_[first + n] == node_health::up) ++n;
-        return n;
-    }
-    // Health is a byte per node and `up` is 0: eight nodes per load, and the
-    // rest in two loads that may overlap what was read (no loop per byte).
-    bool all_up(node_id first, std::uint32_t count) const noexcept {
-        static_assert(sizeof(node_health) == 1 && static_cast<std::uint8_t>(node_health::up) == 0);
-        const auto* bytes = reinterpret_cast<const unsigned char*>(health_.data()) + first;
-        const auto load = [&]<class Word>(Word, std::uint32_t at) -> std::uint64_t {
-            Word w{};
-            std::memcpy(&w, bytes + at, sizeof(Word));
-            return w;
-        };
-        if (count >= 8) {
-            std::uint64_t any = load(std::uint64_t{}, count - 8);
-            for (std::uint32_t i = 0; i + 8 <= count; i += 8) any |= load(std::uint64_t{}, i);
-            return any == 0;
-        }
-        if (count >= 4) return (load(std::uint32_t{}, 0) | load(std::uint32_t{}, count - 4)) == 0;
-        if (count >= 2) return (load(std::uint16_t{}, 0) | load(std::uint16_t{}, count - 2)) == 0;
-        return count == 0 || bytes[0] == 0;
-    }
 
-    // take() for a stretch of two or more nodes, when every one of them is
-    // wholly unheld; returns false, changing nothing, when one is not. Out
-    // of line: inlined, it pushed for_each_stretch out of line instead, which
-    // every policy's allocate and release paid for.
-    TOPOBLOCK_NOINLINE bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
-        if (s.whole_domain) return take_whole_domain(s, slot, totals_change);
+    // take() for a stretch, when every one of its nodes is wholly unheld;
+    // returns false, changing nothing, when one is not.
+    bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
         // A stretch's nodes are up, so they are wholly unheld when the
@@ -861,8 +739,8 @@ private:
         node_set& wholly_unheld = nodes_by_unheld_[info.domain * stride_ + info.gpus];
         if (!wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
-        fill_few(node_free_.data() + s.first, s.count, gpu_mask{0});
-        fill_few(owner_.data() + info.first_gpu, gpus, slot);
+        std::fill_n(node_free_.data() + s.first, s.count, gpu_mask{0});
+        std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
         c.free_gpus -= gpus;
         c.free_nodes -= s.count;
         const bool was_unheld = c.held_gpus == 0;
@@ -876,66 +754,13 @@ private:
         touch(info.domain);
         return true;
     }
-    // A multi-domain job's rack: every node of the domain, all up (the
-    // stretch says so). Wholly free, as its counter tells, it holds nothing
-    // and is open (commit checked), so it was idle; taken, it names its
-    // holder once (its owner entries stay unheld: slot_holding) and every
-    // node moves from the full count to none.
-    TOPOBLOCK_ALWAYS_INLINE bool take_whole_domain(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
-        const domain_id d = s.place.domain;
-        domain_counters& c = domains_[d];
-        if (c.free_nodes != s.count) return false;
-        const std::uint32_t gpus = c.free_gpus;
-        fill_few(node_free_.data() + s.first, s.count, gpu_mask{0});
-        whole_holder_[d] = slot;
-        c.free_gpus = 0;
-        c.free_nodes = 0;
-        c.held_gpus = gpus;
-        totals_change.unheld_up -= gpus;
-        totals_change.held += gpus;
-        add_to_totals(totals_change.available, d, minus(gpus), minus(s.count));
-        idle_domains_.reset(d);
-        node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
-        by_unheld[0] = by_unheld[s.place.gpus];
-        by_unheld[s.place.gpus].clear();
-        touch(d);
-        return true;
-    }
 
-    // std::fill_n for a job's few nodes or GPUs, 32 bytes a step as two
-    // 16-byte copies of a pattern (a vector store each, SSE2 or NEON): the
-    // compiler makes a fill of the unheld marker a memset call and a fill
-    // of a slot a vector loop with set-up, each costing more than these
-    // stores at such sizes (and fewer than four scalar stores a step).
-    // Always inlined: the compiler put it out of line once the whole-rack
-    // take used it too, which cost every allocate and release a call.
-    template <class T>
-    TOPOBLOCK_ALWAYS_INLINE static void fill_few(T* at, std::uint32_t count, T value) noexcept {
-        static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0);
-        constexpr std::uint32_t step = 16 / sizeof(T);
-        T pattern[step];
-        for (T& p : pattern) p = value;
-        std::uint32_t i = 0;
-        for (; i + 2 * step <= count; i += 2 * step) {
-            std::memcpy(at + i, pattern, sizeof pattern);
-            std::memcpy(at + i + step, pattern, sizeof pattern);
-        }
-        if (i + step <= count) {
-            std::memcpy(at + i, pattern, sizeof pattern);
-            i += step;
-        }
-        for (; i < count; ++i) at[i] = value;
-    }
-
-    // give_back() for a stretch of two or more wholly held nodes.
+    // give_back() for a stretch of wholly held nodes.
     void give_back_whole_nodes(const stretch& s, cluster_change& totals_change) {
-        if (s.whole_domain) return give_back_whole_domain(s, totals_change);
         const node_place& info = s.place;
         const std::uint32_t gpus = s.count * info.gpus;
-        fill_few(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
-        // Only the domain's holder gives GPUs of a domain held whole back.
-        if (whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
-        else fill_few(owner_.data() + info.first_gpu, gpus, npos32);
+        std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
+        std::fill_n(owner_.data() + info.first_gpu, gpus, npos32);
         domain_counters& c = domains_[info.domain];
         c.free_gpus += gpus;
         c.free_nodes += s.count;
@@ -948,31 +773,6 @@ private:
         nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
         touch(info.domain);
     }
-    // A whole domain, all up and all this job's: it holds nothing after, so
-    // it is idle unless the job closed it (release opens it after).
-    void give_back_whole_domain(const stretch& s, cluster_change& totals_change) {
-        const domain_id d = s.place.domain;
-        domain_counters& c = domains_[d];
-        const std::uint32_t gpus = c.held_gpus;
-        std::fill_n(node_free_.data() + s.first, s.count, full_gpu_mask(s.place.gpus));
-        // Taken a node at a time (some were not up then), it wrote owners.
-        if (whole_holder_[d] != npos32) whole_holder_[d] = npos32;
-        else std::fill_n(owner_.data() + s.place.first_gpu, gpus, npos32);
-        c.free_gpus = gpus;
-        c.free_nodes = s.count;
-        c.held_gpus = 0;
-        totals_change.unheld_up += gpus;
-        totals_change.held -= gpus;
-        if (c.exclusive_holders == 0) {
-            add_to_totals(totals_change.available, d, gpus, s.count);
-            idle_domains_.set(d);
-        }
-        node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
-        by_unheld[s.place.gpus] = by_unheld[0];
-        by_unheld[0].clear();
-        touch(d);
-    }
-
     void move_between_counts(const node_place& info, std::uint32_t from, std::uint32_t to) {
         nodes_by_unheld_[info.domain * stride_ + from].reset(info.index_in_domain);
         nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
@@ -1036,23 +836,12 @@ private:
             group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
     }
 
-    // The slot holding GPU `gpu` (an index into the cluster's GPUs) of
-    // domain d, or npos32.
-    std::uint32_t slot_holding(std::uint32_t gpu, domain_id d) const noexcept {
-        const std::uint32_t s = owner_[gpu];
-        return s != npos32 ? s : whole_holder_[d];
-    }
-
+    // Marks each allocation holding a GPU of node n hit, and lists it once.
     void mark_owners_hit(node_id n, std::vector<allocation_id>* hit) {
-        const node_place info = topo_.place(n);
-        std::uint32_t last = npos32;
-        for (std::uint32_t g = 0; g < info.gpus; ++g) {
-            const std::uint32_t s = slot_holding(info.first_gpu + g, info.domain);
-            if (s == npos32 || s == last) continue;
-            last = s;
-            bool seen = false;
-            for (std::uint32_t h = 0; h < g; ++h) seen = seen || slot_holding(info.first_gpu + h, info.domain) == s;
-            if (seen) continue;
+        const std::uint32_t* owners = owner_.data() + topo_.place(n).first_gpu;
+        for (std::uint32_t g = 0; g < topo_.place(n).gpus; ++g) {
+            const std::uint32_t s = owners[g];
+            if (s == npos32 || std::find(owners, owners + g, s) != owners + g) continue;
             at(s).record.hit_by_failure = true;
             if (hit != nullptr) hit->push_back(id_of(s));
         }
@@ -1117,9 +906,6 @@ private:
     std::vector<node_health> health_;
     std::vector<std::uint32_t> owner_;  // slot per GPU, npos32 = unheld
     std::vector<domain_counters> domains_;
-    // Per domain: the slot holding all of it when it was taken as a whole
-    // domain (its owner_ entries then stay npos32), else npos32.
-    std::vector<std::uint32_t> whole_holder_;
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
     std::vector<free_capacity_tree> group_free_;  // per level
