@@ -73,27 +73,43 @@ public:
     const topology& topo() const noexcept { return topo_; }
 
     // ---- nodes -------------------------------------------------------------
+    // Preconditions of the readers below (TOPOBLOCK_ASSERT): node ids below
+    // topo().node_count(), domain ids below topo().domain_count(), levels
+    // and groups of the topology, GPU indexes below the node's GPUs.
     // GPUs of the node no allocation holds, whatever its health.
-    gpu_mask unheld_gpus(node_id n) const noexcept { return node_free_[n]; }
+    gpu_mask unheld_gpus(node_id n) const noexcept {
+        TOPOBLOCK_ASSERT(n < node_free_.size());
+        return node_free_[n];
+    }
     // GPUs a new job may take: unheld, on an up node, in an open domain.
     gpu_mask usable_gpus(node_id n) const noexcept { return node_usable(n) ? node_free_[n] : 0; }
-    node_health health(node_id n) const noexcept { return health_[n]; }
+    node_health health(node_id n) const noexcept {
+        TOPOBLOCK_ASSERT(n < health_.size());
+        return health_[n];
+    }
     bool node_usable(node_id n) const noexcept {
-        return health_[n] == node_health::up && domains_[topo_.place(n).domain].exclusive_holders == 0;
+        return health(n) == node_health::up && domains_[topo_.place(n).domain].exclusive_holders == 0;
     }
     gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.place(n).gpus); }
     // The allocation holding GPU `gpu` of node `n`, or a null id.
     allocation_id owner(node_id n, std::uint32_t gpu) const noexcept {
         const node_place place = topo_.place(n);
+        TOPOBLOCK_ASSERT(gpu < place.gpus);
         const std::uint32_t slot = slot_holding(place.first_gpu + gpu, place.domain);
         return slot == npos32 ? allocation_id{} : id_of(slot);
     }
 
     // ---- domains -----------------------------------------------------------
-    const domain_counters& domain(domain_id d) const noexcept { return domains_[d]; }
-    bool domain_open(domain_id d) const noexcept { return domains_[d].exclusive_holders == 0; }
+    const domain_counters& domain(domain_id d) const noexcept {
+        TOPOBLOCK_ASSERT(d < domains_.size());
+        return domains_[d];
+    }
+    bool domain_open(domain_id d) const noexcept { return domain(d).exclusive_holders == 0; }
     // Open, with up nodes and nothing held: an exclusive job may take it.
-    bool domain_idle(domain_id d) const noexcept { return idle_domains_.test(d); }
+    bool domain_idle(domain_id d) const noexcept {
+        TOPOBLOCK_ASSERT(d < domains_.size());
+        return idle_domains_.test(d);
+    }
     // Up, wholly free nodes of the domain, by index inside the domain.
     const node_set& free_nodes_in(domain_id d) const noexcept {
         return nodes_with_unheld(d, topo_.shape(d).gpus_per_node);
@@ -102,6 +118,7 @@ public:
     // domain (k from 0 to the most GPUs a node of the cluster has; empty
     // above the domain's GPUs per node).
     const node_set& nodes_with_unheld(domain_id d, std::uint32_t k) const noexcept {
+        TOPOBLOCK_ASSERT(d < domains_.size() && k < stride_);
         return nodes_by_unheld_[d * stride_ + k];
     }
     // The up node of the domain with the fewest unheld GPUs that still has
@@ -117,12 +134,16 @@ public:
     const indexed_bitset& idle_domains() const noexcept { return idle_domains_; }
 
     // ---- groups and the cluster -------------------------------------------
-    const free_capacity& group_free(std::size_t level, group_id g) const noexcept { return group_free_[level][g]; }
+    const free_capacity& group_free(std::size_t level, group_id g) const noexcept {
+        TOPOBLOCK_ASSERT(level < group_free_.size() && g < group_free_[level].size());
+        return group_free_[level][g];
+    }
     // Calls f(group) for each group of the level with at least `at_least`
     // free GPUs (by_nodes: free nodes), in group order, visiting only groups
     // that qualify and the paths to them.
     template <class F>
     void for_each_group_with_free(std::size_t level, bool by_nodes, std::uint64_t at_least, F&& f) const {
+        TOPOBLOCK_ASSERT(level < group_free_.size());
         group_free_[level].for_each_at_least(by_nodes, at_least, [&](std::size_t g) { f(static_cast<group_id>(g)); });
     }
     // What a new job can use, cluster-wide.
@@ -632,6 +653,7 @@ private:
     // domain's node sets, the counters and the owners. The domain is open
     // here (commit checked it).
     void take(const piece& p, const node_place& info, std::uint32_t slot, cluster_change& totals_change) {
+        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & ~node_free_[p.node]) == 0);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before & ~p.gpus;
         node_free_[p.node] = after;
@@ -662,6 +684,7 @@ private:
     // releasing it): the node sets list up nodes whether it is open or not.
     void give_back(const piece& p, cluster_change& totals_change) {
         const node_place info = topo_.place(p.node);
+        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & node_free_[p.node]) == 0 && (p.gpus & ~full_gpu_mask(info.gpus)) == 0);
         const gpu_mask before = node_free_[p.node];
         const gpu_mask after = before | p.gpus;
         node_free_[p.node] = after;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <topoblock/config.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -95,13 +97,18 @@ public:
     // Ordered from the level nearest the domains upwards.
     const std::vector<group_level>& levels() const noexcept { return t_->levels; }
 
-    const node_info& node(node_id n) const { return t_->nodes[n]; }
+    // Preconditions (TOPOBLOCK_ASSERT): n < node_count(), d < domain_count().
+    const node_info& node(node_id n) const {
+        TOPOBLOCK_ASSERT(n < node_count_);
+        return t_->nodes[n];
+    }
     // The same fields as node(n) and domain(d) without the names: for hot
     // paths. On a cluster of like domains (the same number of nodes, all with
     // the same GPUs) they are computed from the id, so a change to a far node
     // starts its other loads at once instead of after a load of its place;
     // otherwise they come from packed tables.
     node_place place(node_id n) const noexcept {
+        TOPOBLOCK_ASSERT(n < node_count_);
         if (uniform_domain_nodes_ != 0) {
             const auto d = static_cast<std::uint32_t>((std::uint64_t{n} * domain_reciprocal_) >> domain_shift_);
             return {d, n - d * uniform_domain_nodes_, uniform_gpus_per_node_, n * uniform_gpus_per_node_};
@@ -109,10 +116,14 @@ public:
         return t_->places[n];
     }
     domain_shape shape(domain_id d) const noexcept {
+        TOPOBLOCK_ASSERT(d < domain_count_);
         if (uniform_domain_nodes_ != 0) return {d * uniform_domain_nodes_, uniform_domain_nodes_, uniform_gpus_per_node_};
         return t_->shapes[d];
     }
-    const domain_info& domain(domain_id d) const { return t_->domains[d]; }
+    const domain_info& domain(domain_id d) const {
+        TOPOBLOCK_ASSERT(d < domain_count_);
+        return t_->domains[d];
+    }
     std::uint32_t node_count() const noexcept { return node_count_; }
     std::uint32_t domain_count() const noexcept { return domain_count_; }
     std::uint32_t gpu_count() const noexcept { return gpu_count_; }
