@@ -505,12 +505,14 @@ public:
         if (retired != retired_) return "retired slot count is wrong";
         if (free_listed + live_ + retired_ != slot_count_) return "free slot list is wrong";
         if (requested != requested_gpus_) return "requested GPU total is wrong";
-        // Each GPU's holder.
+        // Each GPU's holder; a domain held whole lists no GPU owner.
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             const node_info& info = topo_.node(n);
-            for (std::uint32_t g = 0; g < info.gpus; ++g)
-                if (owner[info.first_gpu + g] != slot_holding(info.first_gpu + g, info.domain))
-                    return "GPU owner table disagrees with the allocations";
+            for (std::uint32_t g = info.first_gpu; g < info.first_gpu + info.gpus; ++g) {
+                if (owner[g] != slot_holding(g, info.domain)) return "GPU owner table disagrees with the allocations";
+                if (whole_holder_[info.domain] != npos32 && owner_[g] != npos32)
+                    return "domain '" + topo_.domain(info.domain).name + "' is held whole but lists GPU owners";
+            }
         }
         std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
         free_capacity available;
