@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/config.hpp>
 #include <topoblock/fwd.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/request/errc.hpp>
@@ -83,7 +84,10 @@ public:
 
     // An allocator over a state built elsewhere (a snapshot restored by
     // io/snapshot.hpp): the policy attaches to it as it does to a fresh one.
+    // Precondition (TOPOBLOCK_ASSERT, O(cluster)): the state is consistent
+    // (verify() finds nothing), as every state the library hands out is.
     static basic_allocator adopt(state_type state, Policy policy = Policy{}) {
+        TOPOBLOCK_ASSERT(state.verify().empty());
         return basic_allocator(std::move(state), std::move(policy));
     }
 

@@ -52,7 +52,7 @@ public:
     }
 
     expected<topology, error> build() const {
-        topology t;
+        topology::tables t;
         std::unordered_map<std::string, std::size_t> domain_index;
         std::unordered_map<std::string, std::size_t> node_domain;
         for (std::size_t d = 0; d < domains_.size(); ++d) {
@@ -65,7 +65,7 @@ public:
             if (spec.gpus_per_node > max_gpus_per_node)
                 return fail(where + ": " + std::to_string(spec.gpus_per_node) + " GPUs per node, at most " +
                             std::to_string(max_gpus_per_node) + " are supported");
-            domain_info info{spec.name, static_cast<node_id>(t.nodes_.size()),
+            domain_info info{spec.name, static_cast<node_id>(t.nodes.size()),
                              static_cast<std::uint32_t>(spec.nodes.size()), spec.gpus_per_node};
             for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
                 const std::string& node = spec.nodes[i];
@@ -74,20 +74,19 @@ public:
                 if (!fresh)
                     return fail("duplicate node name " + detail::quoted(node) + " in " + where +
                                 (it->second == d ? "" : " and domain " + detail::quoted(domains_[it->second].name)));
-                if (t.nodes_.size() >= max_nodes)
+                if (t.nodes.size() >= max_nodes)
                     return fail("more than " + std::to_string(max_nodes) + " nodes");
-                t.nodes_.push_back({node, static_cast<domain_id>(d), static_cast<std::uint32_t>(i), spec.gpus_per_node, 0});
+                t.nodes.push_back({node, static_cast<domain_id>(d), static_cast<std::uint32_t>(i), spec.gpus_per_node, 0});
             }
-            t.domains_.push_back(std::move(info));
+            t.domains.push_back(std::move(info));
         }
-        if (t.nodes_.empty()) return fail("the topology has no nodes");
+        if (t.nodes.empty()) return fail("the topology has no nodes");
         for (const auto& level : levels_) {
             auto built = build_level(level, domain_index);
             if (!built) return unexpected(std::move(built).error());
-            t.levels_.push_back(std::move(*built));
+            t.levels.push_back(std::move(*built));
         }
-        t.index();
-        return t;
+        return topology(std::move(t));
     }
 
     static std::string numbered_name(const std::string& prefix, std::uint32_t number, std::uint32_t width) {

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <topoblock/config.hpp>
+
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -78,45 +80,52 @@ struct group_level {
 
 // The immutable description of a cluster. Build one with topology_builder or a
 // preset; the builder validates, so every topology object is consistent.
+// Copies share the tables (names, places, levels), which nothing changes once
+// built: a copy costs a reference count, however often an allocator is copied
+// (the simulator's what-if copies). A move copies too, so a topology moved
+// from is still the one it was.
 class topology {
 public:
     topology() = default;
     topology(const topology&) = default;
-    topology(topology&&) = default;
-    topology& operator=(topology&&) = default;
-    // Nothing changes a topology once built, so a copy of the same build is
-    // equal already: an allocator copied into again and again (the
-    // simulator's what-if copies) copies the names and tables once.
-    topology& operator=(const topology& other) {
-        if (build_.id == 0 || build_.id != other.build_.id) *this = topology(other);
-        return *this;
-    }
+    topology& operator=(const topology&) = default;
+    topology(topology&& other) noexcept : topology(std::as_const(other)) {}
+    topology& operator=(topology&& other) noexcept { return *this = std::as_const(other); }
 
-    const std::vector<node_info>& nodes() const noexcept { return nodes_; }
-    const std::vector<domain_info>& domains() const noexcept { return domains_; }
+    const std::vector<node_info>& nodes() const noexcept { return t_->nodes; }
+    const std::vector<domain_info>& domains() const noexcept { return t_->domains; }
     // Ordered from the level nearest the domains upwards.
-    const std::vector<group_level>& levels() const noexcept { return levels_; }
+    const std::vector<group_level>& levels() const noexcept { return t_->levels; }
 
-    const node_info& node(node_id n) const { return nodes_[n]; }
+    // Preconditions (TOPOBLOCK_ASSERT): n < node_count(), d < domain_count().
+    const node_info& node(node_id n) const {
+        TOPOBLOCK_ASSERT(n < node_count_);
+        return t_->nodes[n];
+    }
     // The same fields as node(n) and domain(d) without the names: for hot
     // paths. On a cluster of like domains (the same number of nodes, all with
     // the same GPUs) they are computed from the id, so a change to a far node
     // starts its other loads at once instead of after a load of its place;
     // otherwise they come from packed tables.
     node_place place(node_id n) const noexcept {
+        TOPOBLOCK_ASSERT(n < node_count_);
         if (uniform_domain_nodes_ != 0) {
             const auto d = static_cast<std::uint32_t>((std::uint64_t{n} * domain_reciprocal_) >> domain_shift_);
             return {d, n - d * uniform_domain_nodes_, uniform_gpus_per_node_, n * uniform_gpus_per_node_};
         }
-        return places_[n];
+        return t_->places[n];
     }
     domain_shape shape(domain_id d) const noexcept {
+        TOPOBLOCK_ASSERT(d < domain_count_);
         if (uniform_domain_nodes_ != 0) return {d * uniform_domain_nodes_, uniform_domain_nodes_, uniform_gpus_per_node_};
-        return shapes_[d];
+        return t_->shapes[d];
     }
-    const domain_info& domain(domain_id d) const { return domains_[d]; }
-    std::uint32_t node_count() const noexcept { return static_cast<std::uint32_t>(nodes_.size()); }
-    std::uint32_t domain_count() const noexcept { return static_cast<std::uint32_t>(domains_.size()); }
+    const domain_info& domain(domain_id d) const {
+        TOPOBLOCK_ASSERT(d < domain_count_);
+        return t_->domains[d];
+    }
+    std::uint32_t node_count() const noexcept { return node_count_; }
+    std::uint32_t domain_count() const noexcept { return domain_count_; }
     std::uint32_t gpu_count() const noexcept { return gpu_count_; }
     std::uint32_t max_domain_gpus() const noexcept { return max_domain_gpus_; }
     std::uint32_t max_domain_nodes() const noexcept { return max_domain_nodes_; }
@@ -134,51 +143,58 @@ public:
         if (uniform_domain_nodes_ != 0) {
             const std::uint64_t per = nodes ? uniform_domain_nodes_ : std::uint64_t{uniform_domain_nodes_} * uniform_gpus_per_node_;
             const std::uint64_t k = (units + per - 1) / per;
-            return k <= domains_.size() ? static_cast<std::uint32_t>(k) : none;
+            return k <= domain_count_ ? static_cast<std::uint32_t>(k) : none;
         }
-        const std::vector<std::uint64_t>& sums = nodes ? nodes_largest_first_ : gpus_largest_first_;
+        const std::vector<std::uint64_t>& sums = nodes ? t_->nodes_largest_first : t_->gpus_largest_first;
         const auto it = std::lower_bound(sums.begin(), sums.end(), units);
         return it == sums.end() ? none : static_cast<std::uint32_t>(it - sums.begin()) + 1;
     }
 
     std::optional<node_id> find_node(std::string_view name) const {
-        const auto it = node_by_name_.find(std::string(name));
-        if (it == node_by_name_.end()) return std::nullopt;
+        const auto it = t_->node_by_name.find(std::string(name));
+        if (it == t_->node_by_name.end()) return std::nullopt;
         return it->second;
     }
     std::optional<domain_id> find_domain(std::string_view name) const {
-        for (domain_id d = 0; d < domains_.size(); ++d)
-            if (domains_[d].name == name) return d;
+        for (domain_id d = 0; d < domain_count_; ++d)
+            if (t_->domains[d].name == name) return d;
         return std::nullopt;
     }
 
 private:
     friend class topology_builder;
 
-    void index() {
-        static std::atomic<std::uint64_t> builds{0};
-        build_.id = ++builds;
-        gpu_count_ = 0;
-        max_domain_gpus_ = max_domain_nodes_ = max_gpus_per_node_ = 0;
-        uniform_gpus_per_node_ = nodes_.empty() ? 0 : nodes_.front().gpus;
-        node_by_name_.clear();
-        node_by_name_.reserve(nodes_.size());
-        places_.clear();
-        places_.reserve(nodes_.size());
-        for (node_id n = 0; n < nodes_.size(); ++n) {
-            nodes_[n].first_gpu = gpu_count_;
-            places_.push_back({nodes_[n].domain, nodes_[n].index_in_domain, nodes_[n].gpus, nodes_[n].first_gpu});
-            gpu_count_ += nodes_[n].gpus;
-            if (nodes_[n].gpus > max_gpus_per_node_) max_gpus_per_node_ = nodes_[n].gpus;
-            if (nodes_[n].gpus != uniform_gpus_per_node_) uniform_gpus_per_node_ = 0;
-            node_by_name_.emplace(nodes_[n].name, n);
+    struct tables {
+        std::vector<node_info> nodes;
+        std::vector<node_place> places;  // [node], as nodes; empty when place() computes
+        std::vector<domain_info> domains;
+        std::vector<domain_shape> shapes;  // [domain], as places
+        // [k]: the GPUs (nodes) of the k + 1 largest domains; empty for like domains.
+        std::vector<std::uint64_t> gpus_largest_first;
+        std::vector<std::uint64_t> nodes_largest_first;
+        std::vector<group_level> levels;
+        std::unordered_map<std::string, node_id> node_by_name;
+    };
+
+    // The builder's nodes, domains and levels (validated), indexed.
+    explicit topology(tables t) {
+        node_count_ = static_cast<std::uint32_t>(t.nodes.size());
+        domain_count_ = static_cast<std::uint32_t>(t.domains.size());
+        uniform_gpus_per_node_ = t.nodes.empty() ? 0 : t.nodes.front().gpus;
+        t.node_by_name.reserve(t.nodes.size());
+        for (node_id n = 0; n < node_count_; ++n) {
+            node_info& info = t.nodes[n];
+            info.first_gpu = gpu_count_;
+            t.places.push_back({info.domain, info.index_in_domain, info.gpus, info.first_gpu});
+            gpu_count_ += info.gpus;
+            max_gpus_per_node_ = std::max(max_gpus_per_node_, info.gpus);
+            if (info.gpus != uniform_gpus_per_node_) uniform_gpus_per_node_ = 0;
+            t.node_by_name.emplace(info.name, n);
         }
-        shapes_.clear();
-        shapes_.reserve(domains_.size());
-        for (const auto& d : domains_) {
-            shapes_.push_back(d);
-            if (d.gpu_count() > max_domain_gpus_) max_domain_gpus_ = d.gpu_count();
-            if (d.node_count > max_domain_nodes_) max_domain_nodes_ = d.node_count;
+        for (const auto& d : t.domains) {
+            t.shapes.push_back(d);
+            max_domain_gpus_ = std::max(max_domain_gpus_, d.gpu_count());
+            max_domain_nodes_ = std::max(max_domain_nodes_, d.node_count);
         }
         // Like domains: place() and shape() compute, provided that what they
         // compute agrees with the tables for every node and domain; then the
@@ -187,45 +203,42 @@ private:
         // the product below 2^(2 bits + 1). A division would be some 25
         // cycles on the path of every change.
         uniform_domain_nodes_ = uniform_gpus_per_node_ != 0 ? max_domain_nodes_ : 0;
-        const auto bits = static_cast<std::uint32_t>(std::bit_width(nodes_.size()));
+        const auto bits = static_cast<std::uint32_t>(std::bit_width(t.nodes.size()));
         if (2 * bits + 1 > 64) uniform_domain_nodes_ = 0;
         if (uniform_domain_nodes_ != 0) {
             domain_shift_ = bits + static_cast<std::uint32_t>(std::bit_width(uniform_domain_nodes_ - 1));
             domain_reciprocal_ = ((std::uint64_t{1} << domain_shift_) + uniform_domain_nodes_ - 1) / uniform_domain_nodes_;
         }
-        for (node_id n = 0; n < nodes_.size() && uniform_domain_nodes_ != 0; ++n)
-            if (!(place(n) == places_[n])) uniform_domain_nodes_ = 0;
-        for (domain_id d = 0; d < domains_.size() && uniform_domain_nodes_ != 0; ++d)
-            if (!(shape(d) == shapes_[d])) uniform_domain_nodes_ = 0;
+        for (node_id n = 0; n < node_count_ && uniform_domain_nodes_ != 0; ++n)
+            if (!(place(n) == t.places[n])) uniform_domain_nodes_ = 0;
+        for (domain_id d = 0; d < domain_count_ && uniform_domain_nodes_ != 0; ++d)
+            if (!(shape(d) == t.shapes[d])) uniform_domain_nodes_ = 0;
         if (uniform_domain_nodes_ != 0) {
-            places_ = {};
-            shapes_ = {};
-        }
-        // fewest_domains_for: running totals of the domains' GPUs and nodes,
-        // largest first (like domains divide instead).
-        gpus_largest_first_.clear();
-        nodes_largest_first_.clear();
-        if (uniform_domain_nodes_ == 0) {
-            for (const auto& d : domains_) {
-                gpus_largest_first_.push_back(d.gpu_count());
-                nodes_largest_first_.push_back(d.node_count);
+            t.places = {};
+            t.shapes = {};
+        } else {
+            // fewest_domains_for: running totals of the domains' GPUs and
+            // nodes, largest first (like domains divide instead).
+            for (const auto& d : t.domains) {
+                t.gpus_largest_first.push_back(d.gpu_count());
+                t.nodes_largest_first.push_back(d.node_count);
             }
-            for (auto* sums : {&gpus_largest_first_, &nodes_largest_first_}) {
+            for (auto* sums : {&t.gpus_largest_first, &t.nodes_largest_first}) {
                 std::sort(sums->begin(), sums->end(), std::greater<>());
                 std::partial_sum(sums->begin(), sums->end(), sums->begin());
             }
         }
+        t_ = std::make_shared<const tables>(std::move(t));
     }
 
-    std::vector<node_info> nodes_;
-    std::vector<node_place> places_;  // [node], kept in step with nodes_ by index(); empty when computed
-    std::vector<domain_info> domains_;
-    std::vector<domain_shape> shapes_;  // [domain], as places_
-    // [k]: the GPUs (nodes) of the k + 1 largest domains; empty for like domains.
-    std::vector<std::uint64_t> gpus_largest_first_;
-    std::vector<std::uint64_t> nodes_largest_first_;
-    std::vector<group_level> levels_;
-    std::unordered_map<std::string, node_id> node_by_name_;
+    static const std::shared_ptr<const tables>& no_tables() {
+        static const auto none = std::make_shared<const tables>();
+        return none;
+    }
+
+    std::shared_ptr<const tables> t_ = no_tables();  // never null
+    std::uint32_t node_count_ = 0;
+    std::uint32_t domain_count_ = 0;
     std::uint32_t gpu_count_ = 0;
     std::uint32_t max_domain_gpus_ = 0;
     std::uint32_t max_domain_nodes_ = 0;
@@ -234,20 +247,6 @@ private:
     std::uint32_t uniform_domain_nodes_ = 0;  // nodes of every domain when all are alike, else 0
     std::uint64_t domain_reciprocal_ = 0;     // place(n): n / uniform_domain_nodes_ is (n * this) >> domain_shift_
     std::uint32_t domain_shift_ = 0;
-    // Which build this is (index() numbers them), 0 for none; a topology
-    // moved from is none, as its tables went with the move.
-    struct build_stamp {
-        std::uint64_t id = 0;
-        build_stamp() = default;
-        build_stamp(const build_stamp&) = default;
-        build_stamp& operator=(const build_stamp&) = default;
-        build_stamp(build_stamp&& other) noexcept : id(std::exchange(other.id, 0)) {}
-        build_stamp& operator=(build_stamp&& other) noexcept {
-            id = std::exchange(other.id, 0);
-            return *this;
-        }
-    };
-    build_stamp build_;
 };
 
 }  // namespace topoblock
