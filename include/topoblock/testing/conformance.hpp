@@ -247,7 +247,7 @@ private:
         bool placed = false;
         if (std::string why = world_.allocate(q, &placed); !why.empty()) return why;
         if (!placed) {
-            ++(q.malformed() ? report_.hostile : report_.refused);
+            if (!q.malformed()) ++report_.refused;
             if (plan_answer == errc::ok) return "plan() placed the request but try_allocate() refused it";
             // A failed call changes nothing, so plan() gave its answer.
             const errc e = plan_answer;
