@@ -40,7 +40,8 @@ struct pack_fullest {
                     out.add(n, usable);
                     units -= std::min<std::uint64_t>(units, q.what == unit::nodes ? 1 : topo.node(n).gpus);
                 } else if (!whole && usable != 0) {
-                    const gpu_mask mine = lowest_bits(usable, static_cast<std::uint32_t>(std::min<std::uint64_t>(units, 64)));
+                    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(units, 64));
+                    const gpu_mask mine = lowest_bits(usable, count);
                     out.add(n, mine);
                     units -= static_cast<std::uint64_t>(std::popcount(mine));
                 }
@@ -55,9 +56,11 @@ struct pack_fullest {
         // no more domains than the empty cluster would need.
         std::vector<domain_id> order(topo.domain_count());
         std::iota(order.begin(), order.end(), domain_id{0});
-        std::stable_sort(order.begin(), order.end(), [&](domain_id a, domain_id b) { return units_free(a) > units_free(b); });
-        const std::uint32_t limit = q.where == locality::require ? topo.fewest_domains_for(q.count, q.what == unit::nodes)
-                                                                 : topo.domain_count();
+        std::stable_sort(order.begin(), order.end(),
+                         [&](domain_id a, domain_id b) { return units_free(a) > units_free(b); });
+        const std::uint32_t limit = q.where == locality::require
+                                        ? topo.fewest_domains_for(q.count, q.what == unit::nodes)
+                                        : topo.domain_count();
         std::uint64_t missing = q.count;
         for (std::uint32_t i = 0; i < order.size() && i < limit && missing > 0; ++i) {
             const std::uint64_t units = std::min(units_free(order[i]), missing);
