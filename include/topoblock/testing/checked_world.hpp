@@ -16,6 +16,7 @@
 #include <topoblock/state/cluster_state.hpp>
 #include <topoblock/state/free_capacity.hpp>
 #include <topoblock/state/health.hpp>
+#include <topoblock/state/piece_list.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/testing/reference_model.hpp>
 #include <topoblock/topology/topology.hpp>
@@ -72,8 +73,10 @@ std::string compare(const Alloc& a, const reference_model& m,
 }
 
 // Everything a failed call must leave as it was, as the state shows it:
-// each node's unheld GPUs and health, each GPU's owner, each domain's
-// counters, every live allocation's record, and the cluster's totals.
+// each node's unheld GPUs and health, each domain's counters, every live
+// allocation's record, and the cluster's totals. GPU owners are not kept
+// here: checked_world compares them with the model after every call, and
+// a failed call leaves the model as it was.
 struct fingerprint {
     struct record {
         allocation_id id;
@@ -82,12 +85,11 @@ struct fingerprint {
         std::uint32_t held_gpus = 0;
         std::uint32_t domains = 0;
         bool hit_by_failure = false;
-        model_pieces pieces;
+        piece_list pieces;
         bool operator==(const record&) const = default;
     };
     std::vector<gpu_mask> unheld;
     std::vector<node_health> health;
-    std::vector<allocation_id> owners;  // node by node, GPU by GPU
     std::vector<domain_counters> domains;
     std::vector<record> live;
     free_capacity available;
@@ -106,11 +108,10 @@ fingerprint fingerprint_of(const Alloc& a) {
     for (node_id n = 0; n < a.topo().node_count(); ++n) {
         f.unheld.push_back(s.unheld_gpus(n));
         f.health.push_back(s.health(n));
-        for (std::uint32_t g = 0; g < a.topo().node(n).gpus; ++g) f.owners.push_back(s.owner(n, g));
     }
     for (domain_id d = 0; d < a.topo().domain_count(); ++d) f.domains.push_back(s.domain(d));
     s.for_each_allocation([&](allocation_id id, const allocation_record& r) {
-        f.live.push_back({id, r.asked, r.requested_gpus, r.held_gpus, r.domains, r.hit_by_failure, to_pairs(r.pieces)});
+        f.live.push_back({id, r.asked, r.requested_gpus, r.held_gpus, r.domains, r.hit_by_failure, r.pieces});
     });
     return f;
 }
