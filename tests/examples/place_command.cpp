@@ -142,9 +142,9 @@ TEST_CASE("place: a malformed line is reported with its line number and changes 
     CHECK(r.err ==
           "topoblock place: line 2, column 7: allocation 'a' is already running\n"
           "topoblock place: line 3, column 15: expected a positive number, got 'two'\n"
-          "topoblock place: line 4, column 8: alloc needs nodes=N or gpus=N\n"
-          "topoblock place: line 5, column 17: unknown alloc option 'colour=red' (expected nodes=, gpus=, segment=, "
-          "spread-segments, exclusive=topo, locality=)\n"
+          "topoblock place: line 4, column 8: the request needs nodes=N or gpus=N\n"
+          "topoblock place: line 5, column 17: unknown request word 'colour=red' (expected nodes=, gpus=, segment=, "
+          "spread-segments, exclusive=topo, whole-nodes, locality=)\n"
           "topoblock place: line 6, column 8: unknown node 'node9'\n"
           "topoblock place: line 7, column 8: node 'node5' is not free\n"
           "topoblock place: line 8, column 9: no running allocation 'zz'\n"
@@ -169,7 +169,7 @@ TEST_CASE("place: command-line errors") {
         const auto r = run({"--topology", eight_nodes(), "--gpus-per-node", bad}, "");
         CHECK(r.status == 2);
         CHECK(r.err.starts_with("topoblock place: --gpus-per-node takes a whole number from 1 to 64, got '" +
-                                std::string(bad) + "'\n"));
+                                std::string(bad) + "'"));
     }
     CHECK(run({"--topology", eight_nodes(), "--gpus-per-node=64"}, "").status == 0);
     const auto help = run({"--help"}, "");
@@ -201,8 +201,8 @@ TEST_CASE("place: echoed words are cut to a few dozen bytes and escaped") {
     CHECK(r.err ==
           "topoblock place: line 1, column 1: unknown event " + cut +
               " (expected alloc, hold, release, down, drain, up or save)\n"
-              "topoblock place: line 2, column 17: unknown alloc option " + cut +
-              " (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)\n"
+              "topoblock place: line 2, column 17: unknown request word " + cut +
+              " (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, whole-nodes, locality=)\n"
               "topoblock place: line 3, column 9: no running allocation " + cut + "\n"
               "topoblock place: line 4, column 15: expected a positive number, got '1\\x1b[2J'\n"
               "topoblock place: line 5, column 6: unknown node 'node\\x071'\n"
