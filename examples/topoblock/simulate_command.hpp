@@ -378,7 +378,7 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
     if (s.policies == "all") names.assign(policy_names.begin(), policy_names.end());
     else names = detail::split_list(s.policies, repeated);
     for (const auto& name : repeated)
-        std::fprintf(stderr, "topoblock simulate: --policy names %s more than once; it runs once\n",
+        std::fprintf(stderr, "topoblock simulate: --policy names %s more than once: it runs once\n",
                      topoblock::detail::quoted(name).c_str());
     for (const auto& name : names)
         if (!with_policy(name, s.policy, [](auto&&) {})) {
