@@ -2,13 +2,14 @@
 
 // Command-line words, as both commands read them.
 
-#include <charconv>
-#include <cmath>
-#include <cstdint>
+#include <topoblock/support/parse_number.hpp>
+#include <topoblock/support/quote.hpp>
+
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 namespace topoblock::cli {
 
@@ -29,28 +30,22 @@ inline option_word split_option(std::string_view word) {
 // value.
 inline bool is_stray_word(std::string_view word) { return !word.starts_with("-"); }
 
-// The value of a numeric option: the whole word a number (no sign, blank
-// or trailing junk), finite, and inside [lo, hi]; nullopt otherwise (too
-// large, negative, NaN, inf, junk). The caller names the option and the
-// range (range_text) in its error.
-inline std::optional<std::uint64_t> whole_number(std::string_view text, std::uint64_t lo, std::uint64_t hi) {
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || value < lo || value > hi) return std::nullopt;
-    return value;
+inline bool is_one_of(std::string_view flag, std::span<const std::string_view> flags) {
+    return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
-inline std::optional<double> real_number(std::string_view text, double lo, double hi) {
-    double value = 0.0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value < lo || value > hi)
-        return std::nullopt;
-    return value;
-}
+// "unknown option '--frob'": the flag is checked before it takes a value,
+// so a misspelt flag is named as such wherever it stands.
+inline std::string unknown_option(std::string_view flag) { return "unknown option " + topoblock::detail::quoted(flag); }
 
-// "--flag takes WHAT, got 'VALUE'": the error of a value out of range.
-inline std::string bad_value(std::string_view flag, std::string_view what, std::string_view value) {
-    return std::string(flag) + " takes " + std::string(what) + ", got '" + std::string(value) + "'";
+// "--flag takes WHAT, got 'VALUE'" and, for a number out of range, which
+// way: the error of a value the option cannot take.
+inline std::string bad_value(std::string_view flag, std::string_view what, std::string_view value,
+                             std::optional<number_problem> why = std::nullopt) {
+    std::string out = std::string(flag) + " takes " + std::string(what) + ", got " + topoblock::detail::quoted(value);
+    if (why == number_problem::too_large) out += ", which is too large";
+    if (why == number_problem::too_small) out += ", which is too small";
+    return out;
 }
 
 }  // namespace topoblock::cli

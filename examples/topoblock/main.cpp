@@ -2,11 +2,11 @@
 //   topoblock place     scripted placement: events on stdin, one line per decision
 //   topoblock simulate  trace replay comparing placement policies
 
-#include "guard.hpp"
 #include "place_command.hpp"
 #include "simulate_command.hpp"
 
 #include <topoblock/support/quote.hpp>
+#include <topoblock/support/run_guarded.hpp>
 #include <topoblock/version.hpp>
 
 #include <cstdio>
@@ -28,7 +28,7 @@ void usage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return topoblock::cli::run_guarded(
+    return topoblock::run_guarded(
         [&] {
             std::vector<std::string_view> args(argv + 1, argv + argc);
             // The main job: with no command, run the default comparison.
@@ -50,5 +50,5 @@ int main(int argc, char** argv) {
             usage(stderr);
             return 2;
         },
-        stderr);
+        stderr, "topoblock");
 }

@@ -1,9 +1,11 @@
 #pragma once
 
 // `topoblock place`: a topology, a policy and a stream of events in; one line
-// per allocation decision out. The format is docs/place.md.
+// per allocation decision out, as text or as JSON. The format is
+// docs/place.md.
 
 #include "arguments.hpp"
+#include "json.hpp"
 #include "read_file.hpp"
 
 #include <topoblock/io/hostlist.hpp>
@@ -13,18 +15,22 @@
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
 #include <topoblock/policy/registry.hpp>
+#include <topoblock/request/request_text.hpp>
 #include <topoblock/support/quote.hpp>
 #include <topoblock/support/text_lines.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
-#include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -36,9 +42,11 @@ struct place_options {
     std::string topology;          // topology.conf, topology.yaml or a preset spec
     std::string policy = "slurm-block";
     std::uint32_t gpus_per_node = 4;  // for Slurm files, which do not say
+    bool gpus_per_node_given = false;
     std::string nodes;             // slurm.conf's node order, as a hostlist
     std::string load_state;        // a snapshot to start from
     std::string save_state;        // where to write a snapshot when the input ends
+    bool json = false;             // answers as JSON objects, one a line
 };
 
 // A topology ready for an allocator, and the slurm-block settings it implies.
@@ -52,7 +60,7 @@ namespace place_detail {
 
 inline constexpr std::string_view usage_text =
     "usage: topoblock place --topology FILE|SPEC [--policy NAME] [--gpus-per-node N] [--nodes HOSTLIST]\n"
-    "                       [--load-state FILE] [--save-state FILE]\n"
+    "                       [--load-state FILE] [--save-state FILE] [--json]\n"
     "  --topology       topology.conf, topology.yaml, `kubectl get nodes --show-labels` output,\n"
     "                   or a preset such as nvl72:4\n"
     "  --policy         slurm-block (default), first-fit, best-fit, ...\n"
@@ -61,18 +69,18 @@ inline constexpr std::string_view usage_text =
     "  --nodes          every node in slurm.conf order (nodes outside blocks included)\n"
     "  --load-state     start from a snapshot that --save-state or `save` wrote\n"
     "  --save-state     write a snapshot when the input ends\n"
+    "  --json           each answer as one JSON object a line (docs/place.md)\n"
     "Events on standard input, one per line (docs/place.md):\n"
     "  alloc ID nodes=N [segment=S] [spread-segments] [exclusive=topo]\n"
-    "  alloc ID gpus=N [locality=require|prefer|any] [exclusive=topo]\n"
+    "  alloc ID gpus=N [locality=require|prefer|any] [whole-nodes] [exclusive=topo]\n"
     "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | save FILE | # comment\n";
+
+// The options that take a value, and the one that takes none.
+inline constexpr std::array<std::string_view, 6> valued_flags{"--topology",   "--policy",     "--nodes",
+                                                              "--load-state", "--save-state", "--gpus-per-node"};
 
 // A word of an event line and its 1-based column.
 using word = topoblock::detail::text_word;
-
-inline bool positive(std::string_view text, std::uint32_t& value) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return ec == std::errc{} && end == text.data() + text.size() && value > 0;
-}
 
 // GPU indices as ranges: 0b1011 -> "0-1,3".
 inline std::string gpu_ranges(gpu_mask mask) {
@@ -152,14 +160,15 @@ inline expected<place_cluster, error> load(const place_options& o) {
     return place_cluster{std::move(cluster->topo), std::move(cluster->policy), {}};
 }
 
-// Applies the events of `in` to one allocator and prints the decisions.
+// Applies the events of `in` to one allocator and answers each decision on
+// `out`, as text or as JSON; errors on `err`.
 template <class Policy>
 class event_runner {
 public:
     // `live`: the running allocations by ID, as a snapshot restored them.
-    event_runner(basic_allocator<Policy, default_capacity> a, std::ostream& out, std::ostream& err,
+    event_runner(basic_allocator<Policy, default_capacity> a, std::ostream& out, std::ostream& err, bool json,
                  std::unordered_map<std::string, allocation_id> live = {})
-        : a_(std::move(a)), out_(out), err_(err), live_(std::move(live)) {}
+        : a_(std::move(a)), out_(out), err_(err), json_(json), live_(std::move(live)) {}
 
     // False when some line was malformed or could not be applied.
     bool run(std::istream& in) {
@@ -189,12 +198,16 @@ public:
 private:
     using allocator_type = basic_allocator<Policy, default_capacity>;
 
-    bool fail(std::uint32_t column, const std::string& message) {
+    // A line that could not be applied: named on err, and in JSON mode
+    // answered too, with the errc of a refusal when there is one.
+    bool fail(std::uint32_t column, const std::string& message, std::optional<errc> reason = std::nullopt) {
         err_ << "topoblock place: " << make_error(message, line_, column).to_string() << '\n';
+        if (json_) {
+            out_ << "{\"line\":" << line_ << ",\"column\":" << column << ",\"state\":\"error\"";
+            if (reason) out_ << ",\"reason\":\"" << to_string(*reason) << '"';
+            out_ << ",\"message\":" << json_string(message) << "}\n";
+        }
         return false;
-    }
-    bool not_positive(std::uint32_t column, std::string_view value) {
-        return fail(column, "expected a positive number, got " + topoblock::detail::quoted(value));
     }
 
     bool apply(const std::vector<word>& w) {
@@ -210,65 +223,39 @@ private:
                                      " (expected alloc, hold, release, down, drain, up or save)");
     }
 
-    // The ID of `alloc` and `hold`: present, and not naming a live job.
+    // The ID of `alloc` and `hold`: present, not naming a live job, and in
+    // JSON mode text a JSON string carries unchanged.
     bool new_id(const std::vector<word>& w) {
         if (w.size() < 2) return fail(after(w[0]), std::string(w[0].text) + " needs an ID");
         if (live_.contains(std::string(w[1].text)))
             return fail(w[1].column, "allocation " + topoblock::detail::quoted(w[1].text) + " is already running");
+        if (json_ && !valid_utf8(w[1].text))
+            return fail(w[1].column, "ID " + topoblock::detail::quoted(w[1].text) + " is not UTF-8, which JSON cannot carry");
         return true;
     }
 
     bool alloc(const std::vector<word>& w) {
         if (!new_id(w)) return false;
-        request q;
-        bool sized = false;
-        for (std::size_t i = 2; i < w.size(); ++i) {
-            const std::string_view t = w[i].text;
-            const std::size_t eq = t.find('=');
-            const std::string_view key = t.substr(0, eq);
-            const std::string_view value = eq == std::string_view::npos ? std::string_view{} : t.substr(eq + 1);
-            const auto value_column = static_cast<std::uint32_t>(w[i].column + eq + 1);
-            std::uint32_t n = 0;
-            const bool takes_value = key == "nodes" || key == "gpus" || key == "segment" || key == "exclusive" || key == "locality";
-            if (takes_value && eq == std::string_view::npos)
-                return fail(w[i].column, topoblock::detail::quoted(key) + " needs a value: " + std::string(key) + "=...");
-            if (t == "spread-segments") {
-                q.spread_segments = true;
-            } else if (key == "nodes" || key == "gpus") {
-                if (sized) return fail(w[i].column, "give one of nodes= and gpus=, once");
-                if (!positive(value, n)) return not_positive(value_column, value);
-                q.count = n;
-                q.what = key == "nodes" ? unit::nodes : unit::gpus;
-                sized = true;
-            } else if (key == "segment") {
-                if (!positive(value, n)) return not_positive(value_column, value);
-                q.segment = n;
-            } else if (key == "exclusive") {
-                if (value != "topo") return fail(value_column, "expected exclusive=topo");
-                q.exclusive_domain = true;
-            } else if (key == "locality") {
-                if (value == "require") q.where = locality::require;
-                else if (value == "prefer") q.where = locality::prefer;
-                else if (value == "any") q.where = locality::any;
-                else return fail(value_column, "expected locality=require, prefer or any");
-            } else {
-                return fail(w[i].column, "unknown alloc option " + topoblock::detail::quoted(t) +
-                                             " (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, locality=)");
-            }
-        }
-        if (!sized) return fail(after(w[1]), "alloc needs nodes=N or gpus=N");
+        const auto q = parse_request(std::span<const word>(w).subspan(2), after(w[1]));
+        if (!q) return fail(q.error().column, q.error().message);
         const std::string id(w[1].text);
-        auto got = a_.try_allocate(q);
+        const auto got = a_.try_allocate(*q);
         if (!got) {
-            out_ << id << " PENDING " << to_string(got.error()) << '\n';
+            if (!json_) out_ << id << " PENDING " << to_string(got.error()) << '\n';
+            else
+                out_ << "{\"id\":" << json_string(id) << ",\"state\":\""
+                     << (may_succeed_later(got.error()) ? "pending" : "refused") << "\",\"reason\":\""
+                     << to_string(got.error()) << "\",\"message\":" << json_string(describe(got.error())) << "}\n";
             return true;
         }
         live_.emplace(id, *got);
-        print(id, *got);
+        if (json_) answer_json(id, "placed", *got);
+        else answer_text(id, *got);
         return true;
     }
 
-    void print(const std::string& id, allocation_id got) {
+    // "ID HOSTLIST", then NODE:GPUS for each node held in part.
+    void answer_text(const std::string& id, allocation_id got) {
         const topology& t = a_.topo();
         std::vector<std::string> names;
         std::vector<piece> partial;
@@ -280,6 +267,32 @@ private:
         std::sort(partial.begin(), partial.end(), [](const piece& x, const piece& y) { return x.node < y.node; });
         for (const piece& p : partial) out_ << ' ' << t.node(p.node).name << ':' << gpu_ranges(p.gpus);
         out_ << '\n';
+    }
+
+    // {"id":..,"state":..,"domains":[..],"nodes":[{"node":..,"gpus":[..]},..]},
+    // nodes and domains in topology order.
+    void answer_json(const std::string& id, std::string_view state, allocation_id got) {
+        const topology& t = a_.topo();
+        std::vector<piece> pieces;
+        for (const piece& p : a_.find(got)->pieces) pieces.push_back(p);
+        std::sort(pieces.begin(), pieces.end(), [](const piece& x, const piece& y) { return x.node < y.node; });
+        std::vector<domain_id> domains;
+        for (const piece& p : pieces) domains.push_back(t.node(p.node).domain);
+        std::sort(domains.begin(), domains.end());
+        domains.erase(std::unique(domains.begin(), domains.end()), domains.end());
+        out_ << "{\"id\":" << json_string(id) << ",\"state\":\"" << state << "\",\"domains\":[";
+        for (std::size_t i = 0; i < domains.size(); ++i) out_ << (i ? "," : "") << json_string(t.domain(domains[i]).name);
+        out_ << "],\"nodes\":[";
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            out_ << (i ? "," : "") << "{\"node\":" << json_string(t.node(pieces[i].node).name) << ",\"gpus\":[";
+            bool first = true;
+            for (gpu_mask m = pieces[i].gpus; m != 0; m &= m - 1) {
+                out_ << (first ? "" : ",") << std::countr_zero(m);
+                first = false;
+            }
+            out_ << "]}";
+        }
+        out_ << "]}\n";
     }
 
     // The nodes of a hostlist word, each named once and known.
@@ -311,12 +324,15 @@ private:
             const gpu_mask full = a_.state().node_full_mask(n);
             const auto d = a_.topo().node(n).domain;
             if (a_.state().unheld_gpus(n) != full || a_.state().health(n) == node_health::down || !a_.state().domain_open(d))
-                return fail(w[2].column, "node " + topoblock::detail::quoted(a_.topo().node(n).name) + " is not free");
+                return fail(w[2].column, "node " + topoblock::detail::quoted(a_.topo().node(n).name) + " is not free",
+                            errc::not_free);
             pieces.push_back({n, full});
         }
         auto got = a_.hold(pieces, request::nodes(static_cast<std::uint32_t>(nodes.size())));
-        if (!got) return fail(w[2].column, std::string(describe(got.error())));
-        live_.emplace(std::string(w[1].text), *got);
+        if (!got) return fail(w[2].column, std::string(describe(got.error())), got.error());
+        const std::string id(w[1].text);
+        live_.emplace(id, *got);
+        if (json_) answer_json(id, "held", *got);
         return true;
     }
 
@@ -327,8 +343,10 @@ private:
         if (w.size() < 2) return fail(after(w[0]), "release needs an ID");
         if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text));
         const auto it = live_.find(std::string(w[1].text));
-        if (it == live_.end()) return fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text));
+        if (it == live_.end())
+            return fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text), errc::unknown_allocation);
         (void)a_.release(it->second);
+        if (json_) out_ << "{\"id\":" << json_string(it->first) << ",\"state\":\"released\"}\n";
         live_.erase(it);
         return true;
     }
@@ -342,7 +360,7 @@ private:
 
     bool save(const std::vector<word>& w) {
         if (w.size() < 2) return fail(after(w[0]), "save needs a FILE");
-        if (w.size() > 2) return fail(w[2].column, "unexpected '" + std::string(w[2].text) + "'");
+        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text));
         std::string why;
         return save_state(std::string(w[1].text), why) || fail(w[1].column, why);
     }
@@ -350,61 +368,67 @@ private:
     allocator_type a_;
     std::ostream& out_;
     std::ostream& err_;
+    bool json_;
     std::unordered_map<std::string, allocation_id> live_;
     std::uint32_t line_ = 0;
 };
 
 // Reads the command line; false (with a message on err) when it is wrong.
 inline bool parse_args(const std::vector<std::string_view>& args, place_options& o, bool& help, std::ostream& err) {
+    const auto bad = [&err](const std::string& message) {
+        err << "topoblock place: " << message << '\n';
+        return false;
+    };
     for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string_view arg = args[i];
+        const std::string_view arg = args[i];
         if (arg == "--help" || arg == "-h") {
             help = true;
             return true;
         }
-        if (is_stray_word(arg)) {
-            err << "topoblock place: unexpected argument " << topoblock::detail::quoted(arg) << '\n';
-            return false;
-        }
-        std::string_view value;
+        if (is_stray_word(arg)) return bad("unexpected argument " + topoblock::detail::quoted(arg));
         const option_word word = split_option(arg);
-        if (word.value) {
-            value = *word.value;
-            arg = word.flag;
-        } else if (i + 1 < args.size()) {
-            value = args[++i];
-        } else {
-            err << "topoblock place: " << topoblock::detail::quoted(arg) << " needs a value\n";
-            return false;
+        const std::string_view flag = word.flag;
+        if (flag == "--json") {
+            if (word.value) return bad("--json takes no value");
+            o.json = true;
+            continue;
         }
-        if (arg == "--topology") {
+        if (!is_one_of(flag, valued_flags)) return bad(unknown_option(flag));
+        if (!word.value && i + 1 >= args.size()) return bad(topoblock::detail::quoted(flag) + " needs a value");
+        const std::string_view value = word.value ? *word.value : args[++i];
+        if (flag == "--topology") {
             o.topology = value;
-        } else if (arg == "--policy") {
+        } else if (flag == "--policy") {
             o.policy = value;
-        } else if (arg == "--nodes") {
+        } else if (flag == "--nodes") {
             o.nodes = value;
-        } else if (arg == "--load-state") {
+        } else if (flag == "--load-state") {
             o.load_state = value;
-        } else if (arg == "--save-state") {
+        } else if (flag == "--save-state") {
             o.save_state = value;
-        } else if (arg == "--gpus-per-node") {
-            const auto n = whole_number(value, 1, max_gpus_per_node);
-            if (!n) {
-                err << "topoblock place: " << bad_value(arg, "a whole number from 1 to " + std::to_string(max_gpus_per_node), value)
-                    << '\n';
-                return false;
-            }
+        } else if (flag == "--gpus-per-node") {
+            const auto n = parse_whole(value, 1, max_gpus_per_node);
+            if (!n)
+                return bad(bad_value(flag, "a whole number from 1 to " + std::to_string(max_gpus_per_node), value, n.error()));
             o.gpus_per_node = static_cast<std::uint32_t>(*n);
-        } else {
-            err << "topoblock place: unknown option " << topoblock::detail::quoted(arg) << '\n';
-            return false;
+            o.gpus_per_node_given = true;
         }
     }
-    if (o.topology.empty()) {
-        err << "topoblock place: --topology is required\n";
-        return false;
-    }
+    if (o.topology.empty()) return bad("--topology is required");
     return true;
+}
+
+// Options that only a topology file reads, refused with a preset rather
+// than ignored; empty when every option given applies.
+inline std::string unused_with_preset(const place_options& o) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(o.topology, ec)) return {};
+    const std::string preset = topoblock::detail::quoted(o.topology);
+    if (!o.nodes.empty()) return "--nodes applies to Slurm topology files, not to the preset " + preset;
+    if (o.gpus_per_node_given)
+        return "--gpus-per-node applies to Slurm topology files and kubectl listings, not to the preset " + preset +
+               " (its nodes have their GPUs)";
+    return {};
 }
 
 // The allocator and the running IDs of a snapshot file (--load-state),
@@ -453,6 +477,10 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
         err << "topoblock place: " << cluster.error().to_string() << '\n';
         return 2;
     }
+    if (const std::string unused = place_detail::unused_with_preset(o); !unused.empty()) {
+        err << "topoblock place: " << unused << '\n';
+        return 2;
+    }
     policy_settings settings;
     settings.slurm = cluster->slurm;
     int status = 2;
@@ -470,7 +498,7 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
         // them yet, so no allocation is hit. A snapshot has its own health.
         for (node_id n = 0; !restart && n < cluster->health.size(); ++n)
             if (cluster->health[n] != node_health::up) (void)a->set_health(n, cluster->health[n]);
-        place_detail::event_runner<policy_type> runner(std::move(*a), out, err, std::move(live));
+        place_detail::event_runner<policy_type> runner(std::move(*a), out, err, o.json, std::move(live));
         status = runner.run(in) ? 0 : 1;
         std::string why;
         if (!o.save_state.empty() && !runner.save_state(o.save_state, why)) {

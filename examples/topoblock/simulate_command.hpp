@@ -9,13 +9,18 @@
 #include <topoblock/io/k8s_nodes.hpp>
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/load.hpp>
 #include <topoblock/sim/queue.hpp>
 #include <topoblock/sim/report.hpp>
 #include <topoblock/sim/synthetic.hpp>
 #include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/request/request_text.hpp>
+#include <topoblock/support/parse_number.hpp>
 #include <topoblock/support/quote.hpp>
 #include <topoblock/topoblock.hpp>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -56,6 +61,11 @@ struct simulate_settings {
     policy_settings policy;
     std::string csv_path;
     std::string svg_path = "topoblock-comparison.svg";
+    // The options the command line gave, for the checks that refuse one
+    // that does not apply (--jobs with a trace, ...).
+    std::vector<std::string_view> given;
+
+    bool was_given(std::string_view flag) const { return std::find(given.begin(), given.end(), flag) != given.end(); }
 };
 
 namespace detail {
@@ -97,26 +107,6 @@ inline void simulate_usage(std::FILE* to) {
 inline constexpr double max_load = 1000.0;
 inline constexpr double min_gbps = 1e-3, max_gbps = 1e6;
 inline constexpr std::uint64_t max_u32 = std::numeric_limits<std::uint32_t>::max();
-
-// "90", "90s", "30m", "12h", "7d" -> seconds.
-inline bool parse_time(std::string_view text, double& out) {
-    double scale = 1.0;
-    if (!text.empty()) {
-        switch (text.back()) {
-            case 's': scale = 1.0; break;
-            case 'm': scale = 60.0; break;
-            case 'h': scale = 3600.0; break;
-            case 'd': scale = 86400.0; break;
-            default: scale = 0.0;
-        }
-        if (scale != 0.0) text.remove_suffix(1);
-        else scale = 1.0;
-    }
-    const auto value = real_number(text, 0.0, std::numeric_limits<double>::max());
-    if (!value) return false;
-    out = *value * scale;
-    return std::isfinite(out);
-}
 
 // A spec, or a file holding one (blank lines and # comments skipped).
 inline expected<topology, error> load_topology(const std::string& arg) {
@@ -167,16 +157,6 @@ struct loaded_workload {
     double realized_load = 0.0;  // what a synthetic draw actually asks; 0 for traces
 };
 
-// Offered load of a workload on `gpus` GPUs: GPU-seconds asked over
-// GPU-seconds available between the first and the last submission.
-inline double offered_load_of(const sim::workload& w, std::uint64_t gpus) {
-    if (w.jobs.size() < 2 || gpus == 0) return 0.0;
-    double work = 0.0;
-    for (const auto& j : w.jobs) work += static_cast<double>(j.gpus) * j.duration_s;
-    const double span = w.jobs.back().submit_s - w.jobs.front().submit_s;
-    return span > 0.0 ? work / (span * static_cast<double>(gpus)) : 0.0;
-}
-
 inline expected<loaded_workload, error> load_workload(const simulate_settings& s, const topology& topo) {
     loaded_workload out;
     if (auto mix = sim::find_mix(s.workload)) {
@@ -189,7 +169,7 @@ inline expected<loaded_workload, error> load_workload(const simulate_settings& s
         out.offered_load = g.offered_load;
         out.description = s.workload + "-like synthetic mix, " + std::to_string(out.jobs.jobs.size()) + " jobs";
         // Heavy-tailed run times make one draw's load differ from the target.
-        out.realized_load = offered_load_of(out.jobs, topo.gpu_count());
+        out.realized_load = sim::offered_load(out.jobs, topo.gpu_count());
         return out;
     }
     auto read = sim::read_trace_csv_file(s.workload);
@@ -200,15 +180,11 @@ inline expected<loaded_workload, error> load_workload(const simulate_settings& s
         std::fprintf(stderr, "topoblock simulate: %s: skipped %zu more bad rows (%zu in all)\n", s.workload.c_str(),
                      read->bad_row_count - read->bad_rows.size(), read->bad_row_count);
     out.jobs = std::move(read->jobs);
-    const double natural = offered_load_of(out.jobs, topo.gpu_count());
-    out.offered_load = natural;
-    if (s.load && natural <= 0.0)
-        std::fprintf(stderr, "topoblock simulate: %s: --load ignored: every job is submitted at the same moment\n",
-                     s.workload.c_str());
-    if (s.load && natural > 0.0) {
-        // Compress or stretch the gaps between arrivals; sizes and run times stay.
-        const double scale = natural / *s.load;
-        for (auto& j : out.jobs.jobs) j.submit_s *= scale;
+    out.offered_load = sim::offered_load(out.jobs, topo.gpu_count());
+    if (s.load) {
+        if (!sim::rescale_to_load(out.jobs, topo.gpu_count(), *s.load))
+            return unexpected(make_error(s.workload + ": --load does not apply: every job is submitted at the same moment, "
+                                         "so no rescaling of arrivals reaches a load"));
         out.offered_load = *s.load;
     }
     out.description = out.jobs.name + " trace, " + std::to_string(out.jobs.jobs.size()) + " jobs";
@@ -222,6 +198,12 @@ inline bool stderr_is_terminal() {
     return false;
 #endif
 }
+
+// The options that take a value; --no-stretch and --help take none.
+inline constexpr std::array<std::string_view, 19> simulate_valued_flags{
+    "--topology",    "--workload",    "--jobs",           "--load",         "--policy",       "--queue",  "--seed",
+    "--until",       "--snapshot",    "--locality",       "--block-gpus",   "--comm-share",   "--nvlink-gbps",
+    "--ib-gbps",     "--node-mtbf-hours", "--repair-hours", "--max-requeues", "--csv",         "--svg"};
 
 // Parses argv into settings; returns an exit code when the command should
 // stop (help: 0, bad usage: 2, the error on `err`).
@@ -241,17 +223,21 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             return 0;
         }
         if (flag == "--no-stretch") {
+            if (word.value) return bad("--no-stretch takes no value");
             s.engine.cost.stretch_runtime = false;
+            s.given.push_back(flag);
             continue;
         }
+        if (!is_one_of(flag, simulate_valued_flags)) return bad(unknown_option(flag));
         if (!word.value && i + 1 >= args.size()) return bad("option " + std::string(flag) + " needs a value");
         const std::string_view value = word.value ? *word.value : args[++i];
         const std::string v(value);
-        // A numeric option's value, or the error naming the option and its
-        // range.
-        const auto whole = [&](std::uint64_t lo, std::uint64_t hi) { return whole_number(value, lo, hi); };
-        const auto real = [&](double lo, double hi) { return real_number(value, lo, hi); };
-        const auto refuse = [&](std::string_view what) { return bad(bad_value(flag, what, value)); };
+        s.given.push_back(flag);
+        // A numeric option's value, or the error naming the option, its
+        // range and which way the value is out of it.
+        const auto refuse = [&](std::string_view what, std::optional<number_problem> why = std::nullopt) {
+            return bad(bad_value(flag, what, value, why));
+        };
         if (flag == "--topology") s.topology = v;
         else if (flag == "--workload") s.workload = v;
         else if (flag == "--policy") s.policies = v;
@@ -261,66 +247,88 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             if (value != "easy" && value != "fifo") return refuse("easy or fifo");
             s.queue = v;
         } else if (flag == "--jobs") {
-            const auto n = whole(1, max_synthetic_jobs);
-            if (!n) return refuse("a whole number from 1 to " + std::to_string(max_synthetic_jobs));
+            const auto n = parse_whole(value, 1, max_synthetic_jobs);
+            if (!n) return refuse("a whole number from 1 to " + std::to_string(max_synthetic_jobs), n.error());
             s.jobs = static_cast<std::size_t>(*n);
         } else if (flag == "--seed") {
-            const auto n = whole(0, std::numeric_limits<std::uint64_t>::max());
-            if (!n) return refuse("a whole number from 0 to 2^64-1");
+            const auto n = parse_whole(value);
+            if (!n) return refuse("a whole number from 0 to 2^64-1", n.error());
             s.seed = s.engine.seed = *n;
         } else if (flag == "--load") {
-            const auto x = real(0.0, max_load);
-            if (!x || *x <= 0.0) return refuse("a number above 0 and at most 1000, e.g. 0.85");
+            const auto x = parse_real(value, 0.0, max_load);
+            if (!x || *x <= 0.0)
+                return refuse("a number above 0 and at most 1000, e.g. 0.85", x ? number_problem::too_small : x.error());
             s.load = *x;
         } else if (flag == "--until" || flag == "--snapshot") {
-            double t = 0.0;
-            if (!parse_time(value, t)) return refuse("a time >= 0: 3600, 90m, 12h, 7d");
-            (flag == "--until" ? s.engine.until_s : s.engine.snapshot_s) = t;
+            const auto t = parse_duration(value);
+            if (!t) return refuse("a time >= 0: 3600, 90m, 12h, 7d", t.error());
+            (flag == "--until" ? s.engine.until_s : s.engine.snapshot_s) = *t;
         } else if (flag == "--locality") {
-            if (value == "require") s.where = locality::require;
-            else if (value == "prefer") s.where = locality::prefer;
-            else if (value == "any") s.where = locality::any;
-            else return refuse("require, prefer or any");
+            const auto l = parse_locality(value);
+            if (!l) return refuse("require, prefer or any");
+            s.where = *l;
         } else if (flag == "--block-gpus") {
-            const auto n = whole(1, max_u32);
-            if (!n) return refuse("a whole number from 1 to 4294967295");
+            const auto n = parse_whole(value, 1, max_u32);
+            if (!n) return refuse("a whole number from 1 to 4294967295", n.error());
             s.policy.block_gpus = static_cast<std::uint32_t>(*n);
         } else if (flag == "--comm-share") {
-            const auto x = real(0.0, 1.0);
-            if (!x) return refuse("a number from 0 to 1");
+            const auto x = parse_real(value, 0.0, 1.0);
+            if (!x) return refuse("a number from 0 to 1", x.error());
             s.engine.cost.comm_share = *x;
         } else if (flag == "--nvlink-gbps" || flag == "--ib-gbps") {
-            const auto x = real(min_gbps, max_gbps);
-            if (!x) return refuse("GB/s from 0.001 to 1000000");
+            const auto x = parse_real(value, min_gbps, max_gbps);
+            if (!x) return refuse("GB/s from 0.001 to 1000000", x.error());
             (flag == "--nvlink-gbps" ? s.engine.cost.nvlink_gb_per_s : s.engine.cost.infiniband_gb_per_s) = *x;
         } else if (flag == "--node-mtbf-hours") {
             // Below an hour per node, failures outnumber every other event
             // so far that a replay takes hours (the library takes less:
             // sim::check_failure_model).
-            const auto x = real(0.0, sim::max_failure_hours);
-            if (!x || (*x > 0.0 && *x < 1.0)) return refuse("0 (no failures) or hours from 1 to 1e9");
+            const auto x = parse_real(value, 0.0, sim::max_failure_hours);
+            if (!x || (*x > 0.0 && *x < 1.0))
+                return refuse("0 (no failures) or hours from 1 to 1e9", x ? number_problem::too_small : x.error());
             s.engine.failures.node_mtbf_hours = *x;
         } else if (flag == "--max-requeues") {
-            const auto n = whole(0, max_u32);
-            if (!n) return refuse("a whole number from 0 to 4294967295");
+            const auto n = parse_whole(value, 0, max_u32);
+            if (!n) return refuse("a whole number from 0 to 4294967295", n.error());
             s.engine.max_requeues = static_cast<std::uint32_t>(*n);
         } else if (flag == "--repair-hours") {
-            const auto x = real(0.0, sim::max_failure_hours);
-            if (!x) return refuse("hours from 0 to 1e9");
+            const auto x = parse_real(value, 0.0, sim::max_failure_hours);
+            if (!x) return refuse("hours from 0 to 1e9", x.error());
             s.engine.failures.repair_hours = *x;
-        } else {
-            --i;
-            return bad("unknown option " + topoblock::detail::quoted(flag));
         }
     }
     return std::nullopt;
 }
 
-inline std::vector<std::string> split_list(std::string_view text) {
+// An option given that the run would not use, named with why; empty when
+// every option given applies. `trace`: the workload is a CSV trace.
+inline std::string unused_option(const simulate_settings& s, const std::vector<std::string>& policies, bool trace) {
+    const bool failures = s.engine.failures.node_mtbf_hours > 0.0;
+    if (trace && s.was_given("--jobs")) return "--jobs applies to synthetic workloads (helios, philly, llm), not to a trace";
+    if (trace && !failures && s.was_given("--seed"))
+        return "--seed applies to synthetic workloads and to failures (--node-mtbf-hours), not to a trace replayed without them";
+    for (const std::string_view flag : {"--repair-hours", "--max-requeues"})
+        if (!failures && s.was_given(flag)) return std::string(flag) + " applies only with failures (--node-mtbf-hours above 0)";
+    if (s.engine.cost.comm_share == 0.0)
+        for (const std::string_view flag : {"--nvlink-gbps", "--ib-gbps", "--no-stretch"})
+            if (s.was_given(flag)) return std::string(flag) + " does not apply with --comm-share 0 (no communication cost)";
+    if (s.was_given("--block-gpus") && std::find(policies.begin(), policies.end(), "contiguous-block") == policies.end())
+        return "--block-gpus applies to contiguous-block, which --policy does not name";
+    if (s.was_given("--snapshot") && s.svg_path.empty()) return "--snapshot sets the picture's moment, and --svg - draws none";
+    return {};
+}
+
+// The names of a comma-separated list, each once, in first-seen order;
+// `repeated` gets the names given more than once.
+inline std::vector<std::string> split_list(std::string_view text, std::vector<std::string>& repeated) {
     std::vector<std::string> out;
     for (std::size_t start = 0; start <= text.size();) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
-        if (comma > start) out.emplace_back(text.substr(start, comma - start));
+        if (comma > start) {
+            std::string name(text.substr(start, comma - start));
+            if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+            else if (std::find(repeated.begin(), repeated.end(), name) == repeated.end()) repeated.push_back(std::move(name));
+        }
         start = comma + 1;
     }
     return out;
@@ -366,20 +374,12 @@ inline bool write_text(const std::string& path, const std::string& text) {
 inline int simulate_main(const std::vector<std::string_view>& args) {
     simulate_settings s;
     if (const auto stop = detail::parse_simulate_args(args, s)) return *stop;
-
-    auto topo = detail::load_topology(s.topology);
-    if (!topo) {
-        std::fprintf(stderr, "topoblock simulate: --topology: %s\n", topo.error().to_string().c_str());
-        return 2;
-    }
-    auto loaded = detail::load_workload(s, *topo);
-    if (!loaded) {
-        std::fprintf(stderr, "topoblock simulate: --workload: %s\n", loaded.error().to_string().c_str());
-        return 2;
-    }
-    std::vector<std::string> names;
+    std::vector<std::string> names, repeated;
     if (s.policies == "all") names.assign(policy_names.begin(), policy_names.end());
-    else names = detail::split_list(s.policies);
+    else names = detail::split_list(s.policies, repeated);
+    for (const auto& name : repeated)
+        std::fprintf(stderr, "topoblock simulate: --policy names %s more than once: it runs once\n",
+                     topoblock::detail::quoted(name).c_str());
     for (const auto& name : names)
         if (!with_policy(name, s.policy, [](auto&&) {})) {
             std::string known;
@@ -390,6 +390,21 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
         }
     if (names.empty()) {
         std::fputs("topoblock simulate: --policy names no policy\n", stderr);
+        return 2;
+    }
+    if (const std::string unused = detail::unused_option(s, names, !sim::find_mix(s.workload)); !unused.empty()) {
+        std::fprintf(stderr, "topoblock simulate: %s\n", unused.c_str());
+        return 2;
+    }
+
+    auto topo = detail::load_topology(s.topology);
+    if (!topo) {
+        std::fprintf(stderr, "topoblock simulate: --topology: %s\n", topo.error().to_string().c_str());
+        return 2;
+    }
+    auto loaded = detail::load_workload(s, *topo);
+    if (!loaded) {
+        std::fprintf(stderr, "topoblock simulate: --workload: %s\n", loaded.error().to_string().c_str());
         return 2;
     }
     // Settings a policy cannot use on this topology (a sub-block larger than

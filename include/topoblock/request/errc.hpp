@@ -57,6 +57,14 @@ constexpr std::string_view to_string(errc code) noexcept {
     return "unknown";
 }
 
+// Whether a try_allocate() refused for `code` may succeed later, once jobs
+// release or nodes come back up (insufficient_free, fragmented,
+// exceeds_healthy); false for refusals no later moment changes (a malformed
+// request, one larger than the cluster or than every domain, ...).
+constexpr bool may_succeed_later(errc code) noexcept {
+    return code == errc::insufficient_free || code == errc::fragmented || code == errc::exceeds_healthy;
+}
+
 // One sentence for a person.
 constexpr std::string_view describe(errc code) noexcept {
     switch (code) {

@@ -71,10 +71,7 @@ struct engine_options {
 namespace detail {
 
 // Answers no later moment can change: the job leaves the queue.
-constexpr bool never_placeable(errc e) noexcept {
-    return e == errc::invalid_request || e == errc::unsupported_request || e == errc::exceeds_cluster ||
-           e == errc::exceeds_domain || e == errc::policy_error;
-}
+constexpr bool never_placeable(errc e) noexcept { return e != errc::ok && !may_succeed_later(e); }
 
 template <class Allocator, class Queue>
 class engine {

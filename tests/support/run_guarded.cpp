@@ -1,7 +1,7 @@
-// The program's top (examples/topoblock/guard.hpp): whatever escapes a
+// A program's top (support/run_guarded.hpp): whatever escapes a
 // command becomes one line on stderr and a non-zero status.
 
-#include "../../examples/topoblock/guard.hpp"
+#include <topoblock/support/run_guarded.hpp>
 
 #include <doctest/doctest.h>
 
@@ -21,7 +21,7 @@ template <class Command>
 guarded_run guarded(Command command) {
     std::FILE* err = std::tmpfile();
     REQUIRE(err != nullptr);
-    const int status = topoblock::cli::run_guarded(command, err);
+    const int status = topoblock::run_guarded(command, err, "topoblock");
     std::rewind(err);
     std::string text;
     for (int c; (c = std::fgetc(err)) != EOF;) text += static_cast<char>(c);

@@ -1,0 +1,118 @@
+# `topoblock simulate`'s command line: every value a replay cannot use is
+# refused (exit status 2) before anything runs, naming the option, its range
+# and the value; options that do not apply are refused, not ignored.
+include("${CMAKE_CURRENT_LIST_DIR}/run_program.cmake")
+
+# Values in range are taken: parsing stops at --help, which prints the
+# options, after every earlier option was read.
+topoblock_run(NAME "values in range" ARGS simulate --jobs 100000000 --load 0.5 --until 2d --block-gpus 4294967295
+  --node-mtbf-hours 1 --repair-hours 0 --node-mtbf-hours 0 --help STATUS 0 OUT_HAS "usage: topoblock simulate")
+topoblock_run(NAME "the edges of each range" ARGS simulate --seed 18446744073709551615 --load 1000 --comm-share 1
+  --nvlink-gbps 1e6 --ib-gbps 0.001 --node-mtbf-hours 1e9 --repair-hours 1e9 --max-requeues 4294967295 --until 0
+  --load=0.5 --jobs=7 --svg=- --help STATUS 0)
+
+# (option, a value just past its range)
+set(options --jobs 100000001 --seed 18446744073709551616 --load 1001 --until 1e308d --snapshot 1e308d
+  --block-gpus 4294967296 --comm-share 1.5 --nvlink-gbps 1e7 --ib-gbps 1e7 --node-mtbf-hours 2e9 --repair-hours 2e9
+  --max-requeues 4294967296)
+while(options)
+  list(POP_FRONT options flag too_large)
+  topoblock_run(NAME "${flag} too large" ARGS simulate "${flag}=${too_large}" STATUS 2
+    ERR_HAS "topoblock simulate: ${flag} takes " "got '${too_large}', which is too large\n")
+  # (--flag=value: CMake drops an empty word from a list.)
+  foreach(value -1 nan inf -inf 5x "5 " " 5" 0x10 "")
+    topoblock_run(NAME "${flag} '${value}'" ARGS simulate "${flag}=${value}" STATUS 2
+      ERR_HAS "topoblock simulate: ${flag} takes " "got '${value}'")
+  endforeach()
+endwhile()
+# Sizes that would exhaust memory or wrap, numbers below their range.
+topoblock_run(NAME "--jobs 2^64-1" ARGS simulate --jobs 18446744073709551615 STATUS 2 ERR_HAS "which is too large")
+topoblock_run(NAME "--node-mtbf-hours below an hour" ARGS simulate --node-mtbf-hours 0.5 STATUS 2
+  ERR_HAS "0 (no failures) or hours from 1 to 1e9, got '0.5', which is too small")
+topoblock_run(NAME "--node-mtbf-hours 1e-9" ARGS simulate --node-mtbf-hours 1e-9 STATUS 2 ERR_HAS "too small")
+foreach(flag --ib-gbps --load --jobs)
+  topoblock_run(NAME "${flag} 0" ARGS simulate ${flag} 0 STATUS 2 ERR_HAS "got '0', which is too small")
+endforeach()
+topoblock_run(NAME "--until nan" ARGS simulate --until nan STATUS 2 ERR_HAS "--until takes")
+
+# Stray words, flags missing their value, unknown options wherever they stand.
+topoblock_run(NAME "a stray word" ARGS simulate extra STATUS 2 ERR_HAS "unexpected argument 'extra'")
+topoblock_run(NAME "--load without a value" ARGS simulate --load STATUS 2 ERR_HAS "option --load needs a value")
+topoblock_run(NAME "unknown option last" ARGS simulate --bogus STATUS 2 ERR_HAS "unknown option '--bogus'")
+topoblock_run(NAME "unknown option with a value" ARGS simulate --bogus=1 --jobs 5 STATUS 2 ERR_HAS "unknown option '--bogus'")
+topoblock_run(NAME "--no-stretch takes no value" ARGS simulate --no-stretch=1 STATUS 2 ERR_HAS "--no-stretch takes no value")
+
+# Options that do not apply.
+file(WRITE "${WORK}/t.csv" "submit_time_s,gpus,duration_s\n0,8,100\n10,16,50\n")
+file(WRITE "${WORK}/once.csv" "submit_time_s,gpus,duration_s\n0,8,100\n0,16,50\n")
+set(run --topology nvl72:1 --svg - --policy best-fit)
+topoblock_run(NAME "--jobs with a trace" ARGS simulate ${run} --workload "${WORK}/t.csv" --jobs 5 STATUS 2
+  ERR_HAS "--jobs applies to synthetic workloads")
+topoblock_run(NAME "--seed with a trace and no failures" ARGS simulate ${run} --workload "${WORK}/t.csv" --seed 3 STATUS 2
+  ERR_HAS "--seed applies to synthetic workloads and to failures")
+topoblock_run(NAME "--seed with a trace and failures" ARGS simulate ${run} --workload "${WORK}/t.csv" --seed 3
+  --node-mtbf-hours 100 STATUS 0)
+topoblock_run(NAME "--repair-hours without failures" ARGS simulate ${run} --jobs 5 --repair-hours 3 STATUS 2
+  ERR_HAS "--repair-hours applies only with failures")
+topoblock_run(NAME "--max-requeues without failures" ARGS simulate ${run} --jobs 5 --max-requeues 3 STATUS 2
+  ERR_HAS "--max-requeues applies only with failures")
+topoblock_run(NAME "--nvlink-gbps without communication" ARGS simulate ${run} --jobs 5 --comm-share 0 --nvlink-gbps 100
+  STATUS 2 ERR_HAS "--nvlink-gbps does not apply with --comm-share 0")
+topoblock_run(NAME "--block-gpus without contiguous-block" ARGS simulate ${run} --jobs 5 --block-gpus 4 STATUS 2
+  ERR_HAS "--block-gpus applies to contiguous-block")
+topoblock_run(NAME "--snapshot without a picture" ARGS simulate ${run} --jobs 5 --snapshot 1h STATUS 2
+  ERR_HAS "--snapshot sets the picture's moment")
+topoblock_run(NAME "--load on a trace submitted at one moment" ARGS simulate ${run} --workload "${WORK}/once.csv" --load 0.5
+  STATUS 2 ERR_HAS "--load does not apply: every job is submitted at the same moment")
+topoblock_run(NAME "--load on a trace" ARGS simulate ${run} --workload "${WORK}/t.csv" --load 0.5 STATUS 0
+  OUT_HAS "at 50% offered load")
+# A policy named twice runs once, and the program says so.
+topoblock_run(NAME "a policy named twice" ARGS simulate --topology nvl72:1 --svg - --jobs 20 --policy best-fit,first-fit,best-fit
+  STATUS 0 ERR_HAS "--policy names 'best-fit' more than once: it runs once" OUT_HAS "first-fit")
+string(REGEX MATCHALL "\nbest-fit " rows "${_out}")
+list(LENGTH rows n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "best-fit ran ${n} times:\n${_out}")
+endif()
+
+# Regression: `--policy contiguous-block --block-gpus 4294967293` divided
+# by zero inside the policy. The size is refused before any policy runs,
+# with the policy's message.
+foreach(size 4294967293 4294967225 73)
+  foreach(policy contiguous-block all)
+    topoblock_run(NAME "--block-gpus ${size} under ${policy}" ARGS simulate --topology nvl72:2 --policy ${policy}
+      --block-gpus ${size} --jobs 5 --svg - STATUS 2 ERR_HAS "contiguous-block: a sub-block of ${size} GPUs is larger than every domain")
+  endforeach()
+endforeach()
+
+# --topology FILE: a spec in a file, a kubectl listing, and a Slurm file
+# named as one.
+file(WRITE "${WORK}/racks.conf" "BlockName=b1 Nodes=n[1-18]\nBlockName=b2 Nodes=n[19-36]\n")
+topoblock_run(NAME "a Slurm topology file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/racks.conf" STATUS 2
+  ERR_HAS "looks like a Slurm topology.conf or topology.yaml")
+string(ASCII 239 187 191 bom)
+file(WRITE "${WORK}/cluster.spec" "${bom}# two racks\nnvl72:2\n")
+topoblock_run(NAME "a spec in a file, with a BOM" ARGS simulate ${run} --jobs 5 --topology "${WORK}/cluster.spec" STATUS 0
+  OUT_HAS "(144 GPUs in 2 NVLink domains)")
+# A bad spec in a file: the file, then the spec quoted (its column counts
+# in the spec, not the file).
+file(WRITE "${WORK}/bad.spec" "# c\n\n# d\nnvl72:x\n")
+topoblock_run(NAME "a bad spec in a file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/bad.spec" STATUS 2
+  ERR_HAS "${WORK}/bad.spec: spec 'nvl72:x' (column 7): ")
+# A huge spec in a file is quoted short, its control bytes escaped.
+string(ASCII 27 esc)
+string(REPEAT "9" 1000000 nines)
+string(REPEAT "9" 25 nines25)
+file(WRITE "${WORK}/huge.spec" "nvl72:${esc}${nines}\n")
+topoblock_run(NAME "a huge spec in a file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/huge.spec" STATUS 2
+  ERR_HAS "spec 'nvl72:\\x1b${nines25}...' (column 7): " ERR_LACKS "${esc}")
+string(LENGTH "${_err}" n)
+if(n GREATER 400)
+  message(FATAL_ERROR "the huge spec's message is ${n} bytes")
+endif()
+file(WRITE "${WORK}/nodes.txt" "NAME STATUS LABELS\n"
+  "gb-01 Ready nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
+  "gb-02 NotReady nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
+  "hgx-1 Ready nvidia.com/gpu.count=8\n")
+topoblock_run(NAME "a kubectl listing" ARGS simulate --topology "${WORK}/nodes.txt" --jobs 5 --svg - --policy best-fit
+  STATUS 0 OUT_HAS "(16 GPUs in 2 NVLink domains)")
