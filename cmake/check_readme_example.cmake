@@ -1,8 +1,8 @@
-# Fails when README.md does not contain examples/quick_example.cpp verbatim,
+# Fails when README (README.md, docs/python.md) does not contain EXAMPLE verbatim,
 # so that the code a reader copies is the code CI compiles and runs.
 file(READ "${README}" readme)
 file(READ "${EXAMPLE}" example)
 string(FIND "${readme}" "${example}" at)
 if(at EQUAL -1)
-  message(FATAL_ERROR "README.md no longer contains examples/quick_example.cpp verbatim; update one from the other")
+  message(FATAL_ERROR "${README} no longer contains ${EXAMPLE} verbatim; update one from the other")
 endif()
