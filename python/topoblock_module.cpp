@@ -104,8 +104,9 @@ inline std::string number_text(double value) {
 
 inline double real_of(double value, std::string_view what, double lo, double hi) {
     if (!std::isfinite(value) || value < lo || value > hi)
-        raise_invalid(std::string(what) + " must be a number from " + number_text(lo) + " to " + number_text(hi) +
-                      ", not " + number_text(value));
+        raise_invalid(std::string(what) + " must be a number from " + number_text(lo) +
+                      (hi == std::numeric_limits<double>::max() ? " up" : " to " + number_text(hi)) + ", not " +
+                      number_text(value));
     return value;
 }
 
@@ -407,7 +408,9 @@ private:
             return *n;
         }
         if (!py::isinstance<py::int_>(node)) raise_invalid("a node is named by its id (an int) or its name");
-        const auto n = node.cast<std::int64_t>();
+        // Beyond 64 bits is beyond the topology too.
+        const auto n = PyLong_AsLongLong(node.ptr());
+        if (n == -1 && PyErr_Occurred()) PyErr_Clear();
         if (n < 0 || n >= std::int64_t{topo().node_count()})
             raise("node_out_of_range", "node id " + std::to_string(n) + " is not from 0 to " +
                                            std::to_string(std::int64_t{topo().node_count()} - 1));
@@ -766,6 +769,8 @@ PYBIND11_MODULE(topoblock, m) {
            std::string_view where, std::int64_t block_gpus, std::optional<double> until,
            std::optional<double> snapshot, double comm_share, double nvlink_gbps, double ib_gbps, bool stretch,
            double node_mtbf_hours, double repair_hours, std::int64_t max_requeues, bool job_records, bool timeline) {
+            if (!py::isinstance<py::str>(topology_arg) && !py::isinstance<cluster>(topology_arg))
+                raise_invalid("topology must be a Topology or a spec string");
             const cluster c = py::isinstance<py::str>(topology_arg) ? from_spec(topology_arg.cast<std::string>())
                                                                    : topology_arg.cast<cluster>();
             simulate_args a;
@@ -783,7 +788,12 @@ PYBIND11_MODULE(topoblock, m) {
             a.engine.cost.nvlink_gb_per_s = real_of(nvlink_gbps, "nvlink_gbps", cli::detail::min_gbps, cli::detail::max_gbps);
             a.engine.cost.infiniband_gb_per_s = real_of(ib_gbps, "ib_gbps", cli::detail::min_gbps, cli::detail::max_gbps);
             a.engine.cost.stretch_runtime = stretch;
+            // As the program's --node-mtbf-hours: below an hour per node,
+            // failures outnumber every other event so far that a replay takes hours.
             a.engine.failures.node_mtbf_hours = real_of(node_mtbf_hours, "node_mtbf_hours", 0.0, sim::max_failure_hours);
+            if (node_mtbf_hours > 0.0 && node_mtbf_hours < 1.0)
+                raise_invalid("node_mtbf_hours must be 0 (no failures) or hours from 1 to 1e9, not " +
+                              number_text(node_mtbf_hours));
             a.engine.failures.repair_hours = real_of(repair_hours, "repair_hours", 0.0, sim::max_failure_hours);
             a.engine.max_requeues = count_of(max_requeues, "max_requeues");
             return simulate(c, workload, policies, std::move(a), job_records, timeline);

@@ -99,9 +99,10 @@ def test_bad_arguments(nvl72x2):
         with pytest.raises(tb.Error) as e:
             call()
         assert e.value.code == "invalid_argument"
-    with pytest.raises(tb.Error) as e:
-        a.set_health(144, "down")
-    assert e.value.code == "node_out_of_range"
+    for node in (144, -1, 2**70):
+        with pytest.raises(tb.Error) as e:
+            a.set_health(node, "down")
+        assert e.value.code == "node_out_of_range"
     for node in (1.5, None, [0]):
         with pytest.raises(tb.Error) as e:
             a.health(node)

@@ -46,11 +46,15 @@ def test_bad_jobs_are_errors():
 
 def test_bad_settings_are_errors():
     for kwargs in (dict(policies="worst-fit"), dict(policies=[]), dict(queue="lifo"), dict(load=0),
-                   dict(locality="near"), dict(jobs=0), dict(node_mtbf_hours=-1), dict(comm_share=2)):
+                   dict(locality="near"), dict(jobs=0), dict(node_mtbf_hours=-1), dict(node_mtbf_hours=0.5),
+                   dict(comm_share=2), dict(until=float("nan")), dict(policies="contiguous-block", block_gpus=100)):
         with pytest.raises(tb.Error) as e:
             tb.simulate("nvl72:1", "helios", **kwargs)
         assert e.value.code == "invalid_argument", kwargs
-    for workload in (42, [42], ["abc"], [None]):
+    with pytest.raises(tb.Error) as e:
+        tb.simulate(42)
+    assert e.value.code == "invalid_argument"
+    for workload in (42, [42], ["abc"], [None], [{"submit_s": 0, "gpus": 2**33, "duration_s": 1}]):
         with pytest.raises(tb.Error) as e:
             tb.simulate("nvl72:1", workload)
         assert e.value.code == "invalid_argument", workload
