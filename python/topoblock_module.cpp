@@ -712,6 +712,23 @@ PYBIND11_MODULE(topoblock, m) {
                         bool spread_segments) {
         return request_of(gpus, nodes, whole_nodes, where, exclusive_domain, segment, spread_segments);
     };
+    // A request built once and passed again and again skips the parsing of
+    // keyword arguments on every call.
+    py::class_<request>(m, "Request", "What a job asks for; the arguments of Allocator.allocate, built once")
+        .def(py::init(req), "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false,
+             "locality"_a = "require", "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false)
+        .def_readonly("count", &request::count)
+        .def_property_readonly("unit", [](const request& r) { return unit_name(r.what); })
+        .def_readonly("whole_nodes", &request::whole_nodes)
+        .def_property_readonly("locality", [](const request& r) { return locality_name(r.where); })
+        .def_readonly("exclusive_domain", &request::exclusive_domain)
+        .def_readonly("segment", &request::segment)
+        .def_readonly("spread_segments", &request::spread_segments)
+        .def("__eq__", [](const request& a, const request& b) { return a == b; }, py::is_operator())
+        .def("__repr__", [](const request& r) {
+            return std::string("<topoblock.Request ") + std::to_string(r.count) + " " + unit_name(r.what) + ">";
+        });
+
     py::class_<py_allocator>(m, "Allocator", "Places requests on a topology under one built-in policy")
         .def(py::init([](const cluster& c, std::string_view policy, std::int64_t block_gpus) {
                  return py_allocator(c, policy, block_gpus);
@@ -723,6 +740,7 @@ PYBIND11_MODULE(topoblock, m) {
             "allocate",
             [](py_allocator& a, std::int64_t gpus) { return a.allocate(request::gpus(count_of(gpus, "gpus"))); },
             "gpus"_a)
+        .def("allocate", [](py_allocator& a, const request& r) { return a.allocate(r); }, "request"_a)
         .def(
             "allocate",
             [req](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes,
@@ -733,6 +751,8 @@ PYBIND11_MODULE(topoblock, m) {
             "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false,
             "locality"_a = "require", "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false,
             "Places a request; returns its allocation id, raises Error on refusal (nothing changes)")
+        .def("try_allocate", [](py_allocator& a, const request& r) { return a.try_allocate(r); }, "request"_a)
+        .def("plan", [](py_allocator& a, const request& r) { return a.plan(r); }, "request"_a)
         .def(
             "try_allocate",
             [req](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes,

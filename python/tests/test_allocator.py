@@ -164,3 +164,23 @@ def test_metrics(nvl72x2):
     assert m["external_fragmentation"] == 1.0
     assert a.metrics({4: 1.0, 8: 1.0})["external_fragmentation"] == pytest.approx(0.5)
     assert a.metrics((8,)) == m
+
+
+def test_request_objects(nvl72x2):
+    a = tb.Allocator(nvl72x2, "best-fit")
+    r = tb.Request(nodes=2, segment=1, spread_segments=True)
+    assert (r.count, r.unit, r.segment, r.spread_segments, r.locality) == (2, "nodes", 1, True, "require")
+    assert r == tb.Request(nodes=2, segment=1, spread_segments=True) and r != tb.Request(nodes=2)
+    assert (r == 2) is False
+    planned = a.plan(r)
+    i = a.allocate(r)
+    pieces = a.find(i)["pieces"]
+    assert pieces == planned and len({p["domain"] for p in pieces}) == 2
+    assert a.find(i)["unit"] == "nodes"
+    # The same placement as the keyword form on a fresh allocator.
+    b = tb.Allocator(nvl72x2, "best-fit")
+    assert b.find(b.allocate(nodes=2, segment=1, spread_segments=True))["pieces"] == pieces
+    assert a.try_allocate(tb.Request(200)) == (None, "exceeds_cluster")
+    with pytest.raises(tb.Error) as e:
+        tb.Request(gpus=4, nodes=1)
+    assert e.value.code == "invalid_argument"
