@@ -1,7 +1,7 @@
 # The README's test command:   cmake -P cmake/test.cmake
 # Installs the Debian packages the tests need when they are missing (doctest,
-# Google Benchmark, make), then configures, builds and runs the suite through
-# a workflow preset. -DPRESET=clang|sanitize picks another preset; -DPRESET=fuzz
+# Google Benchmark, make, pybind11, Python 3's headers and pytest), then
+# configures, builds and runs the suite through a workflow preset. -DPRESET=clang|sanitize picks another preset; -DPRESET=fuzz
 # (clang++ and libFuzzer) configures and builds the fuzz targets, which
 # cmake/fuzz.cmake then runs.
 cmake_minimum_required(VERSION 3.25)
@@ -28,6 +28,29 @@ endif()
 find_program(_pkg_config pkg-config)
 if(NOT _pkg_config AND NOT PRESET STREQUAL "sanitize")
   list(APPEND _missing pkgconf)
+endif()
+# The Python module and its tests (python/), built except under the sanitizers.
+if(NOT PRESET STREQUAL "sanitize" AND NOT PRESET STREQUAL "fuzz")
+  find_file(_pybind11_header pybind11/pybind11.h PATHS /usr/include /usr/local/include NO_CACHE)
+  if(NOT _pybind11_header)
+    list(APPEND _missing pybind11-dev)
+  endif()
+  file(GLOB _python_header /usr/include/python3*/Python.h)
+  if(NOT _python_header)
+    list(APPEND _missing python3-dev)
+  endif()
+  # The build takes the first of these with pytest (CMakeLists.txt).
+  find_program(_python3 python3)
+  set(_pytest_rc 1)
+  foreach(_candidate "${_python3}" /usr/bin/python3)
+    if(_pytest_rc EQUAL 0 OR NOT _candidate OR NOT EXISTS "${_candidate}")
+      continue()
+    endif()
+    execute_process(COMMAND "${_candidate}" -c "import pytest" RESULT_VARIABLE _pytest_rc OUTPUT_QUIET ERROR_QUIET)
+  endforeach()
+  if(NOT _pytest_rc EQUAL 0)
+    list(APPEND _missing python3-pytest)
+  endif()
 endif()
 if(PRESET STREQUAL "clang" OR PRESET STREQUAL "fuzz")
   find_program(_clang clang++)
