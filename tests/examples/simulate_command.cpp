@@ -86,39 +86,6 @@ TEST_CASE("simulate: --opt=value, and stray words named as such") {
     CHECK(parse({"--load"}, s) == std::optional<int>(2));
 }
 
-TEST_CASE("simulate: a Slurm topology file given as --topology is named as one") {
-    const topoblock::test::scratch_file conf("racks.conf", "BlockName=b1 Nodes=n[1-18]\nBlockName=b2 Nodes=n[19-36]\n");
-    const auto t = topoblock::cli::detail::load_topology(conf.string());
-    REQUIRE_FALSE(t.has_value());
-    CHECK(t.error().message.find("looks like a Slurm topology.conf or topology.yaml") != std::string::npos);
-    const topoblock::test::scratch_file spec("cluster.spec", "\xEF\xBB\xBF# two racks\nnvl72:2\n");
-    const auto two = topoblock::cli::detail::load_topology(spec.string());
-    REQUIRE_MESSAGE(two.has_value(), two.error().to_string());
-    CHECK(two->domain_count() == 2);
-    // A bad spec in a file: the file, then the spec quoted (its column
-    // counts in the spec, not the file).
-    const topoblock::test::scratch_file bad("bad.spec", "# c\n\n# d\nnvl72:x\n");
-    const auto e = topoblock::cli::detail::load_topology(bad.string());
-    REQUIRE_FALSE(e.has_value());
-    CHECK(e.error().to_string().starts_with(bad.string() + ": spec 'nvl72:x' (column 7): "));
-    // A huge spec in a file is quoted short, its control bytes escaped.
-    const topoblock::test::scratch_file huge("huge.spec", "nvl72:\x1b" + std::string(1'000'000, '9') + "\n");
-    const auto h = topoblock::cli::detail::load_topology(huge.string());
-    REQUIRE_FALSE(h.has_value());
-    CHECK(h.error().message.starts_with("spec 'nvl72:\\x1b" + std::string(25, '9') + "...' (column 7): "));
-    CHECK(h.error().message.size() < 300);
-    // A kubectl node listing: its NVLink cliques.
-    const topoblock::test::scratch_file k8s("nodes.txt",
-                                            "NAME STATUS LABELS\n"
-                                            "gb-01 Ready nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
-                                            "gb-02 NotReady nvidia.com/gpu.clique=u1.1,nvidia.com/gpu.count=4\n"
-                                            "hgx-1 Ready nvidia.com/gpu.count=8\n");
-    const auto listed = topoblock::cli::detail::load_topology(k8s.string());
-    REQUIRE_MESSAGE(listed.has_value(), listed.error().to_string());
-    CHECK(listed->domain_count() == 2);
-    CHECK(listed->gpu_count() == 16);
-}
-
 TEST_CASE("simulate: every numeric option refuses values out of range, naming the option and the value") {
     // (option, a value just past its range)
     const std::vector<std::pair<std::string_view, std::string_view>> options = {

@@ -25,6 +25,23 @@
 
 namespace topoblock::io {
 
+// What the slurm-block policy needs of a block topology, as plain data: the
+// base block size S in nodes, the BlockSizes values in nodes (empty: Slurm's
+// default levels) and how many leading domains are base blocks. The policy
+// is built from it above io: slurm_block(base_nodes, block_sizes, blocks).
+struct slurm_block_settings {
+    std::uint32_t base_nodes = 0;
+    std::vector<std::uint32_t> block_sizes;
+    std::uint32_t blocks = 0;
+
+    friend bool operator==(const slurm_block_settings&, const slurm_block_settings&) = default;
+};
+
+// The settings of a block topology that validate_topology accepted.
+inline slurm_block_settings block_settings(const slurm_topology& st) {
+    return {base_block_size(st), st.block_sizes, static_cast<std::uint32_t>(st.blocks.size())};
+}
+
 // A cluster described to Slurm, ready for an allocator.
 struct slurm_cluster {
     topology topo;
@@ -84,8 +101,9 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& s
         builder.add_domain(block_names.contains(node) ? "node:" + node : node, gpus_per_node, {node});
     auto built = builder.build();
     if (!built) return unexpected(std::move(built).error());
+    const slurm_block_settings settings = block_settings(st);
     return slurm_cluster{std::move(*built),
-                         ::topoblock::slurm_block(base_block_size(st), st.block_sizes, static_cast<std::uint32_t>(st.blocks.size()))};
+                         ::topoblock::slurm_block(settings.base_nodes, settings.block_sizes, settings.blocks)};
 }
 
 // topology.yaml: the cluster of its default topology.
