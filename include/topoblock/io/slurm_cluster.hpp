@@ -116,4 +116,25 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology_se
     return cluster;
 }
 
+// The block topology of a cluster, for topology.conf or topology.yaml: a
+// base block per domain, named after it, its nodes in topology order. With
+// `settings` (a cluster make_slurm_cluster built), only the leading
+// settings->blocks domains are blocks (the rest were nodes outside every
+// block, which belong in slurm.conf) and BlockSizes is kept. GPUs per node
+// have no place in these files. validate_topology checks the result (a
+// domain name Slurm would refuse, say).
+inline slurm_topology block_topology_of(const topology& t, const slurm_block_settings* settings = nullptr) {
+    slurm_topology st;
+    st.type = slurm_topology::kind::block;
+    const std::uint32_t blocks = settings ? std::min(settings->blocks, t.domain_count()) : t.domain_count();
+    for (domain_id d = 0; d < blocks; ++d) {
+        const domain_info& domain = t.domain(d);
+        slurm_block block{domain.name, {}, 0};
+        for (node_id n = domain.first_node; n < domain.end_node(); ++n) block.nodes.push_back(t.node(n).name);
+        st.blocks.push_back(std::move(block));
+    }
+    if (settings) st.block_sizes = settings->block_sizes;
+    return st;
+}
+
 }  // namespace topoblock::io
