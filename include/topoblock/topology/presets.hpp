@@ -226,14 +226,14 @@ inline std::string first_difference(const topology& a, const topology& b) {
     for (domain_id d = 0; d < a.domain_count(); ++d) {
         const domain_info& x = a.domain(d);
         const domain_info& y = b.domain(d);
-        if (x.name != y.name) return "domain " + quoted(x.name) + " is named " + quoted(y.name);
+        if (x.name != y.name) return "domain " + detail::quoted(x.name) + " is named " + detail::quoted(y.name);
         if (x.node_count != y.node_count || x.gpus_per_node != y.gpus_per_node)
-            return "domain " + quoted(x.name) + " has " + std::to_string(x.node_count) + " nodes of " +
+            return "domain " + detail::quoted(x.name) + " has " + std::to_string(x.node_count) + " nodes of " +
                    std::to_string(x.gpus_per_node) + " GPUs, not " + std::to_string(y.node_count) + " of " +
                    std::to_string(y.gpus_per_node);
         for (node_id n = x.first_node; n < x.end_node(); ++n)
             if (a.node(n).name != b.node(n).name)
-                return "node " + quoted(a.node(n).name) + " is named " + quoted(b.node(n).name);
+                return "node " + detail::quoted(a.node(n).name) + " is named " + detail::quoted(b.node(n).name);
     }
     if (a.levels().size() != b.levels().size())
         return std::to_string(a.levels().size()) + " levels, not " + std::to_string(b.levels().size());
@@ -241,7 +241,7 @@ inline std::string first_difference(const topology& a, const topology& b) {
         const group_level& x = a.levels()[l];
         const group_level& y = b.levels()[l];
         if (x.name != y.name || x.group_names != y.group_names || x.group_of_domain != y.group_of_domain)
-            return "level " + quoted(x.name) + " groups its domains otherwise";
+            return "level " + detail::quoted(x.name) + " groups its domains otherwise";
     }
     return {};
 }
