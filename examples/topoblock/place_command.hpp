@@ -392,7 +392,7 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
         return 2;
     }
     policy_settings settings;
-    if (cluster->slurm) settings.slurm = slurm_block(cluster->slurm->base_nodes, cluster->slurm->block_sizes, cluster->slurm->blocks);
+    if (cluster->slurm) settings.slurm = slurm_block(*cluster->slurm);
     int status = 2;
     const bool known = with_policy(o.policy, settings, [&](auto policy) {
         using policy_type = decltype(policy);

@@ -331,8 +331,7 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
         std::fprintf(stderr, "topoblock simulate: --topology: %s\n", loaded_topology.error().to_string().c_str());
         return 2;
     }
-    const auto& slurm = loaded_topology->slurm;
-    if (slurm) s.policy.slurm = slurm_block(slurm->base_nodes, slurm->block_sizes, slurm->blocks);
+    if (loaded_topology->slurm) s.policy.slurm = slurm_block(*loaded_topology->slurm);
     const auto topo = &loaded_topology->topo;
     auto loaded = detail::load_workload(s, *topo);
     if (!loaded) {

@@ -1,12 +1,12 @@
 #pragma once
 
 // A Slurm block topology (topology.conf, or the default entry of
-// topology.yaml) as a topoblock cluster: the topology and the slurm-block
-// policy that selects nodes the way Slurm does on it. docs/slurm-block.md
-// explains the mapping.
+// topology.yaml) as a topoblock cluster: the topology and the settings the
+// slurm-block policy needs to select nodes the way Slurm does on it, as
+// plain data (no io header builds a policy: slurm_block(c.settings) does).
+// docs/slurm-block.md explains the mapping.
 
 #include "topoblock/io/slurm_topology.hpp"
-#include "topoblock/policy/slurm_block.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
 #include "topoblock/support/quote.hpp"
@@ -45,8 +45,7 @@ inline slurm_block_settings block_settings(const slurm_topology& st) {
 // A cluster described to Slurm, ready for an allocator.
 struct slurm_cluster {
     topology topo;
-    // The policy, not io::slurm_block (a block of the file).
-    ::topoblock::slurm_block policy;
+    slurm_block_settings settings;  // for the slurm-block policy: slurm_block(settings)
 };
 
 // Builds the cluster of a block topology whose nodes hold `gpus_per_node`
@@ -101,9 +100,7 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& s
         builder.add_domain(block_names.contains(node) ? "node:" + node : node, gpus_per_node, {node});
     auto built = builder.build();
     if (!built) return unexpected(std::move(built).error());
-    const slurm_block_settings settings = block_settings(st);
-    return slurm_cluster{std::move(*built),
-                         ::topoblock::slurm_block(settings.base_nodes, settings.block_sizes, settings.blocks)};
+    return slurm_cluster{std::move(*built), block_settings(st)};
 }
 
 // topology.yaml: the cluster of its default topology.
