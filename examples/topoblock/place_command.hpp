@@ -9,11 +9,8 @@
 #include "read_file.hpp"
 
 #include <topoblock/io/hostlist.hpp>
-#include <topoblock/io/k8s_nodes.hpp>
+#include <topoblock/io/load_topology.hpp>
 #include <topoblock/io/snapshot.hpp>
-#include <topoblock/io/slurm_cluster.hpp>
-#include <topoblock/io/topology_conf.hpp>
-#include <topoblock/io/topology_yaml.hpp>
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/request/request_text.hpp>
 #include <topoblock/support/quote.hpp>
@@ -49,20 +46,13 @@ struct place_options {
     bool json = false;             // answers as JSON objects, one a line
 };
 
-// A topology ready for an allocator, and the slurm-block settings it implies.
-struct place_cluster {
-    topology topo;
-    slurm_block slurm;
-    std::vector<node_health> health;  // per node; empty: every node up
-};
-
 namespace place_detail {
 
 inline constexpr std::string_view usage_text =
     "usage: topoblock place --topology FILE|SPEC [--policy NAME] [--gpus-per-node N] [--nodes HOSTLIST]\n"
     "                       [--load-state FILE] [--save-state FILE] [--json]\n"
-    "  --topology       topology.conf, topology.yaml, `kubectl get nodes --show-labels` output,\n"
-    "                   or a preset such as nvl72:4\n"
+    "  --topology       topology.conf, topology.yaml, `kubectl get nodes --show-labels` or\n"
+    "                   `-o json` output, or a preset such as nvl72:4 (or a file holding one)\n"
     "  --policy         slurm-block (default), first-fit, best-fit, ...\n"
     "  --gpus-per-node  GPUs of each node of a Slurm file, or of a labelled node without\n"
     "                   nvidia.com/gpu.count (default 4)\n"
@@ -96,68 +86,16 @@ inline std::string gpu_ranges(gpu_mask mask) {
     return out;
 }
 
-inline bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// topology.yaml starts its first entry with "topology:" (after "- ");
-// topology.conf never has a colon in a key.
-inline bool looks_like_yaml(std::string_view path, std::string_view text) {
-    if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return true;
-    if (ends_with(path, ".conf")) return false;
-    for (std::size_t pos = 0; pos < text.size();) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
-        const std::size_t first = line.find_first_not_of(" \t-");
-        if (first == std::string_view::npos || line[first] == '#') continue;
-        return line.substr(first).starts_with("topology:");
-    }
-    return false;
-}
-
-inline expected<place_cluster, error> load(const place_options& o) {
-    if (names_other_than_a_file(o.topology))
-        return unexpected(make_error("--topology " + topoblock::detail::quoted(o.topology) + " is not a regular file"));
-    const std::optional<std::string> read = read_regular_file(o.topology);
-    if (!read) {
-        auto preset = parse_topology_spec(o.topology);
-        if (!preset)
-            return unexpected(make_error("--topology " + topoblock::detail::quoted(o.topology) +
-                                     " is neither a readable file nor a preset (" +
-                                         preset.error().to_string() + ")"));
-        return place_cluster{std::move(*preset), slurm_block{}, {}};
-    }
-    const std::string& text = *read;
-    std::vector<std::string> order;
+// The topology of --topology, whatever its source (io::load_topology).
+inline expected<io::loaded_topology, error> load(const place_options& o) {
+    io::topology_load_options options;
+    options.gpus_per_node = o.gpus_per_node;
     if (!o.nodes.empty()) {
         auto names = io::expand_hostlist(o.nodes);
         if (!names) return unexpected(make_error("--nodes: " + names.error().to_string()));
-        order = std::move(*names);
+        options.node_order = std::move(*names);
     }
-    if (io::looks_like_kubectl_nodes(text)) {
-        if (!order.empty()) return unexpected(make_error("--nodes applies to Slurm files, not to a kubectl listing"));
-        auto k8s = io::read_k8s_nodes(text, o.gpus_per_node);
-        if (!k8s) {
-            auto e = std::move(k8s).error();
-            e.file = o.topology;
-            return unexpected(std::move(e));
-        }
-        return place_cluster{std::move(k8s->topo), slurm_block{}, std::move(k8s->health)};
-    }
-    auto cluster = [&]() -> expected<io::slurm_cluster, error> {
-        if (looks_like_yaml(o.topology, text)) {
-            auto set = io::parse_topology_yaml(text);
-            if (!set) return unexpected(std::move(set).error());
-            return io::make_slurm_cluster(*set, o.gpus_per_node, order);
-        }
-        auto conf = io::parse_topology_conf(text);
-        if (!conf) return unexpected(std::move(conf).error());
-        return io::make_slurm_cluster(*conf, o.gpus_per_node, order);
-    }();
-    if (!cluster) return unexpected(make_error(o.topology + ": " + cluster.error().to_string()));
-    return place_cluster{std::move(cluster->topo), std::move(cluster->policy), {}};
+    return io::load_topology(o.topology, options);
 }
 
 // Applies the events of `in` to one allocator and answers each decision on
@@ -474,7 +412,7 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
     }
     auto cluster = place_detail::load(o);
     if (!cluster) {
-        err << "topoblock place: " << cluster.error().to_string() << '\n';
+        err << "topoblock place: --topology: " << cluster.error().to_string() << '\n';
         return 2;
     }
     if (const std::string unused = place_detail::unused_with_preset(o); !unused.empty()) {
@@ -482,7 +420,7 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
         return 2;
     }
     policy_settings settings;
-    settings.slurm = cluster->slurm;
+    if (cluster->slurm) settings.slurm = slurm_block(*cluster->slurm);
     int status = 2;
     const bool known = with_policy(o.policy, settings, [&](auto policy) {
         using policy_type = decltype(policy);

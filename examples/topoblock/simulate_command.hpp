@@ -4,9 +4,8 @@
 // policy on one topology and compares them. See docs/simulate.md.
 
 #include "arguments.hpp"
-#include "read_file.hpp"
 
-#include <topoblock/io/k8s_nodes.hpp>
+#include <topoblock/io/load_topology.hpp>
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/sim/engine.hpp>
 #include <topoblock/sim/load.hpp>
@@ -29,7 +28,6 @@
 #include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -75,8 +73,9 @@ inline void simulate_usage(std::FILE* to) {
         "usage: topoblock simulate [options]\n"
         "Replays a workload under several placement policies on one cluster and compares them.\n"
         "  --topology SPEC|FILE   cluster: nvl72:16 (default), gb300:8, nvl36x2:4, hgx8:64, grid:D:N:G,\n"
-        "                         parts joined by '+', @K groups K domains; FILE holds such a spec\n"
-        "                         or `kubectl get nodes --show-labels` output (NVLink cliques)\n"
+        "                         parts joined by '+', @K groups K domains; FILE holds such a spec,\n"
+        "                         a Slurm topology.conf or topology.yaml (4 GPUs per node), or\n"
+        "                         `kubectl get nodes --show-labels` or `-o json` output (NVLink cliques)\n"
         "  --workload NAME|FILE   helios (default), philly, llm (synthetic mixes) or a CSV trace\n"
         "  --jobs N               jobs of a synthetic workload (default 20000)\n"
         "  --load X               offered load (default 0.85 for synthetic mixes; for a trace,\n"
@@ -107,48 +106,6 @@ inline void simulate_usage(std::FILE* to) {
 inline constexpr double max_load = 1000.0;
 inline constexpr double min_gbps = 1e-3, max_gbps = 1e6;
 inline constexpr std::uint64_t max_u32 = std::numeric_limits<std::uint32_t>::max();
-
-// A spec, or a file holding one (blank lines and # comments skipped).
-inline expected<topology, error> load_topology(const std::string& arg) {
-    std::error_code ec;
-    if (arg.find(':') == std::string::npos && std::filesystem::is_regular_file(arg, ec)) {
-        const auto text = read_regular_file(arg);
-        if (!text) return unexpected(make_error("cannot read topology file " + topoblock::detail::quoted(arg)));
-        if (io::looks_like_kubectl_nodes(*text)) {
-            // The replay starts with every node up; the listing's health is
-            // for `topoblock place`.
-            auto k8s = io::read_k8s_nodes(*text);
-            if (!k8s) {
-                auto e = std::move(k8s).error();
-                e.file = arg;
-                return unexpected(std::move(e));
-            }
-            return std::move(k8s->topo);
-        }
-        std::string spec;
-        std::istringstream lines(std::string(topoblock::detail::without_utf8_bom(*text)));
-        for (std::string line; std::getline(lines, line);) {
-            line = line.substr(0, line.find('#'));
-            for (const char c : line)
-                if (c != ' ' && c != '\t' && c != '\r') spec += c;
-        }
-        auto t = parse_topology_spec(spec);
-        if (!t && (spec.find('=') != std::string::npos || spec.starts_with("-topology:")))
-            return unexpected(make_error(arg + " looks like a Slurm topology.conf or topology.yaml: --topology takes a "
-                                               "spec such as nvl72:16 (topoblock place reads Slurm topology files)"));
-        if (!t) {
-            auto e = std::move(t).error();
-            // Its position counts in the spec the file's lines make, not in
-            // the file: the spec is quoted instead.
-            e.file = arg;
-            e.message = "spec " + topoblock::detail::quoted(spec) + " (column " + std::to_string(e.column) + "): " + e.message;
-            e.line = e.column = 0;
-            return unexpected(std::move(e));
-        }
-        return t;
-    }
-    return parse_topology_spec(arg);
-}
 
 struct loaded_workload {
     sim::workload jobs;
@@ -374,6 +331,7 @@ inline bool write_text(const std::string& path, const std::string& text) {
 inline int simulate_main(const std::vector<std::string_view>& args) {
     simulate_settings s;
     if (const auto stop = detail::parse_simulate_args(args, s)) return *stop;
+
     std::vector<std::string> names, repeated;
     if (s.policies == "all") names.assign(policy_names.begin(), policy_names.end());
     else names = detail::split_list(s.policies, repeated);
@@ -397,11 +355,15 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
         return 2;
     }
 
-    auto topo = detail::load_topology(s.topology);
-    if (!topo) {
-        std::fprintf(stderr, "topoblock simulate: --topology: %s\n", topo.error().to_string().c_str());
+    // Whatever `topoblock place` reads; the replay starts with every node
+    // up (a kubectl listing's health is for `topoblock place`).
+    auto loaded_topology = io::load_topology(s.topology);
+    if (!loaded_topology) {
+        std::fprintf(stderr, "topoblock simulate: --topology: %s\n", loaded_topology.error().to_string().c_str());
         return 2;
     }
+    if (loaded_topology->slurm) s.policy.slurm = slurm_block(*loaded_topology->slurm);
+    const auto topo = &loaded_topology->topo;
     auto loaded = detail::load_workload(s, *topo);
     if (!loaded) {
         std::fprintf(stderr, "topoblock simulate: --workload: %s\n", loaded.error().to_string().c_str());

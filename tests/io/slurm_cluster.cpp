@@ -2,6 +2,7 @@
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/policy/slurm_block.hpp>
 
 #include <doctest/doctest.h>
 
@@ -42,7 +43,7 @@ TEST_CASE("slurm cluster: one domain per base block in config order, empty block
     CHECK(c->topo.domain(1).node_count == 0);
     CHECK(node_names(c->topo, 0) == names{"n5", "n6", "n7", "n8"});
     CHECK(c->topo.gpu_count() == 32);
-    CHECK(c->policy.shape(c->topo) == slurm_block_shape{4, 3, 0b11});
+    CHECK(slurm_block(c->settings).shape(c->topo) == slurm_block_shape{4, 3, 0b11});
 }
 
 TEST_CASE("slurm cluster: node order is the block list's, or slurm.conf's when given") {
@@ -59,7 +60,7 @@ TEST_CASE("slurm cluster: node order is the block list's, or slurm.conf's when g
     CHECK(ordered->topo.node(0).gpus == 8);
     // Default levels (all five, though two blocks span the cluster), S = 3
     // (the first block), two base blocks.
-    CHECK(ordered->policy.shape(ordered->topo) == slurm_block_shape{3, 2, 0b11111});
+    CHECK(slurm_block(ordered->settings).shape(ordered->topo) == slurm_block_shape{3, 2, 0b11111});
 }
 
 TEST_CASE("slurm cluster: a node outside the blocks may share a block's name") {
@@ -115,7 +116,7 @@ TEST_CASE("slurm cluster: topology.yaml takes its default topology") {
     auto c = io::make_slurm_cluster(*set, 4);
     REQUIRE_MESSAGE(c.has_value(), c.error().to_string());
     CHECK(domain_names(c->topo) == names{"r1", "r2"});
-    CHECK(c->policy.shape(c->topo) == slurm_block_shape{4, 2, 0b1});
+    CHECK(slurm_block(c->settings).shape(c->topo) == slurm_block_shape{4, 2, 0b1});
     set->default_index = 0;
     auto tree = io::make_slurm_cluster(*set, 4);
     REQUIRE_FALSE(tree.has_value());

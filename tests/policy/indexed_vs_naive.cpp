@@ -224,7 +224,7 @@ TEST_CASE("slurm-block: indexed and naive decide identically") {
     lockstep(partial_racks_in_leaves(), slurm_block{}, naive_of(slurm_block{}), 52, 30'000);
     lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, naive_of(slurm_block{}), 53, 30'000);
     const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, c.policy, naive_of(c.policy), 54, 30'000);
+    lockstep(c.topo, slurm_block(c.settings), naive_of(slurm_block(c.settings)), 54, 30'000);
 }
 
 // The summaries slurm-block decides from: eight runs of 6,000-20,000 operations of
@@ -245,8 +245,8 @@ TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths")
     // back.
     lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, naive_of(p), 61, 10'000, 45, slurm_request, 500);
     const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, c.policy, naive_of(c.policy), 58, 20'000, 50, slurm_request, 500);
+    lockstep(c.topo, slurm_block(c.settings), naive_of(slurm_block(c.settings)), 58, 20'000, 50, slurm_request, 500);
     const io::slurm_cluster sparse = sparse_block_sizes();
-    REQUIRE(sparse.policy.shape(sparse.topo).levels == 0b1010101U);
-    lockstep(sparse.topo, sparse.policy, naive_of(sparse.policy), 59, 20'000, 50, slurm_request, 500);
+    REQUIRE(slurm_block(sparse.settings).shape(sparse.topo).levels == 0b1010101U);
+    lockstep(sparse.topo, slurm_block(sparse.settings), naive_of(slurm_block(sparse.settings)), 59, 20'000, 50, slurm_request, 500);
 }

@@ -22,7 +22,7 @@ slurm_allocator from_conf(std::string_view conf, std::vector<std::string> node_o
     REQUIRE_MESSAGE(parsed.has_value(), parsed.error().to_string());
     auto cluster = io::make_slurm_cluster(*parsed, 4, node_order);
     REQUIRE_MESSAGE(cluster.has_value(), cluster.error().to_string());
-    auto a = slurm_allocator::create(std::move(cluster->topo), std::move(cluster->policy));
+    auto a = slurm_allocator::create(std::move(cluster->topo), slurm_block(cluster->settings));
     REQUIRE(a.has_value());
     return std::move(*a);
 }
@@ -211,8 +211,9 @@ TEST_CASE("slurm-block: a job's pieces are listed in node order, the short last 
         CAPTURE(indexed);
         auto cluster = io::make_slurm_cluster(*io::parse_topology_conf(four_racks), 4);
         REQUIRE(cluster.has_value());
-        cluster->policy.use_indexes = indexed;
-        auto a = *slurm_allocator::create(std::move(cluster->topo), std::move(cluster->policy));
+        slurm_block policy(cluster->settings);
+        policy.use_indexes = indexed;
+        auto a = *slurm_allocator::create(std::move(cluster->topo), std::move(policy));
         const auto id = a.try_allocate(request::gpus(250));
         REQUIRE(id.has_value());
         const auto runs = a.find(*id)->pieces.runs();

@@ -1,12 +1,12 @@
 #pragma once
 
 // A Slurm block topology (topology.conf, or the default entry of
-// topology.yaml) as a topoblock cluster: the topology and the slurm-block
-// policy that selects nodes the way Slurm does on it. docs/slurm-block.md
-// explains the mapping.
+// topology.yaml) as a topoblock cluster: the topology and the settings the
+// slurm-block policy needs to select nodes the way Slurm does on it, as
+// plain data (no io header builds a policy: slurm_block(c.settings) does).
+// docs/slurm-block.md explains the mapping.
 
 #include "topoblock/io/slurm_topology.hpp"
-#include "topoblock/policy/slurm_block.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
 #include "topoblock/support/quote.hpp"
@@ -25,11 +25,27 @@
 
 namespace topoblock::io {
 
+// What the slurm-block policy needs of a block topology, as plain data: the
+// base block size S in nodes, the BlockSizes values in nodes (empty: Slurm's
+// default levels) and how many leading domains are base blocks. The policy
+// is built from it above io: slurm_block(base_nodes, block_sizes, blocks).
+struct slurm_block_settings {
+    std::uint32_t base_nodes = 0;
+    std::vector<std::uint32_t> block_sizes;
+    std::uint32_t blocks = 0;
+
+    friend bool operator==(const slurm_block_settings&, const slurm_block_settings&) = default;
+};
+
+// The settings of a block topology that validate_topology accepted.
+inline slurm_block_settings block_settings(const slurm_topology& st) {
+    return {base_block_size(st), st.block_sizes, static_cast<std::uint32_t>(st.blocks.size())};
+}
+
 // A cluster described to Slurm, ready for an allocator.
 struct slurm_cluster {
     topology topo;
-    // The policy, not io::slurm_block (a block of the file).
-    ::topoblock::slurm_block policy;
+    slurm_block_settings settings;  // for the slurm-block policy: slurm_block(settings)
 };
 
 // Builds the cluster of a block topology whose nodes hold `gpus_per_node`
@@ -84,8 +100,7 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology& s
         builder.add_domain(block_names.contains(node) ? "node:" + node : node, gpus_per_node, {node});
     auto built = builder.build();
     if (!built) return unexpected(std::move(built).error());
-    return slurm_cluster{std::move(*built),
-                         ::topoblock::slurm_block(base_block_size(st), st.block_sizes, static_cast<std::uint32_t>(st.blocks.size()))};
+    return slurm_cluster{std::move(*built), block_settings(st)};
 }
 
 // topology.yaml: the cluster of its default topology.
@@ -96,6 +111,27 @@ inline expected<slurm_cluster, error> make_slurm_cluster(const slurm_topology_se
     auto cluster = make_slurm_cluster(st, gpus_per_node, node_order);
     if (!cluster) return unexpected(make_error("topology " + detail::quoted(st.name) + ": " + cluster.error().message));
     return cluster;
+}
+
+// The block topology of a cluster, for topology.conf or topology.yaml: a
+// base block per domain, named after it, its nodes in topology order. With
+// `settings` (a cluster make_slurm_cluster built), only the leading
+// settings->blocks domains are blocks (the rest were nodes outside every
+// block, which belong in slurm.conf) and BlockSizes is kept. GPUs per node
+// have no place in these files. validate_topology checks the result (a
+// domain name Slurm would refuse, say).
+inline slurm_topology block_topology_of(const topology& t, const slurm_block_settings* settings = nullptr) {
+    slurm_topology st;
+    st.type = slurm_topology::kind::block;
+    const std::uint32_t blocks = settings ? std::min(settings->blocks, t.domain_count()) : t.domain_count();
+    for (domain_id d = 0; d < blocks; ++d) {
+        const domain_info& domain = t.domain(d);
+        slurm_block block{domain.name, {}, 0};
+        for (node_id n = domain.first_node; n < domain.end_node(); ++n) block.nodes.push_back(t.node(n).name);
+        st.blocks.push_back(std::move(block));
+    }
+    if (settings) st.block_sizes = settings->block_sizes;
+    return st;
 }
 
 }  // namespace topoblock::io

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -94,6 +95,16 @@ public:
     slurm_block(std::uint32_t base_nodes, std::vector<std::uint32_t> block_sizes,
                 std::uint32_t block_count = npos32)
         : base_nodes_(base_nodes), block_sizes_(std::move(block_sizes)), block_count_(block_count) {}
+    // From the plain settings a Slurm file gives (io::slurm_block_settings,
+    // or any type with those members): the io layer reads them without
+    // knowing the policy, and the policy takes them without knowing io.
+    template <class Settings>
+        requires requires(const Settings& s) {
+            { s.base_nodes } -> std::convertible_to<std::uint32_t>;
+            { s.block_sizes } -> std::convertible_to<std::vector<std::uint32_t>>;
+            { s.blocks } -> std::convertible_to<std::uint32_t>;
+        }
+    explicit slurm_block(const Settings& s) : slurm_block(s.base_nodes, s.block_sizes, s.blocks) {}
 
     // false: free nodes are counted and found node by node instead of read
     // from the state's per-domain counters and node sets (idleness too): the

@@ -216,4 +216,85 @@ inline expected<topology, error> parse_topology_spec(std::string_view spec) {
     return builder.build();
 }
 
+namespace detail {
+
+// The first way `a` and `b` differ in what a spec or a file states (names,
+// shapes, levels and groups), or empty when they do not.
+inline std::string first_difference(const topology& a, const topology& b) {
+    if (a.domain_count() != b.domain_count())
+        return std::to_string(a.domain_count()) + " domains, not " + std::to_string(b.domain_count());
+    for (domain_id d = 0; d < a.domain_count(); ++d) {
+        const domain_info& x = a.domain(d);
+        const domain_info& y = b.domain(d);
+        if (x.name != y.name) return "domain " + detail::quoted(x.name) + " is named " + detail::quoted(y.name);
+        if (x.node_count != y.node_count || x.gpus_per_node != y.gpus_per_node)
+            return "domain " + detail::quoted(x.name) + " has " + std::to_string(x.node_count) + " nodes of " +
+                   std::to_string(x.gpus_per_node) + " GPUs, not " + std::to_string(y.node_count) + " of " +
+                   std::to_string(y.gpus_per_node);
+        for (node_id n = x.first_node; n < x.end_node(); ++n)
+            if (a.node(n).name != b.node(n).name)
+                return "node " + detail::quoted(a.node(n).name) + " is named " + detail::quoted(b.node(n).name);
+    }
+    if (a.levels().size() != b.levels().size())
+        return std::to_string(a.levels().size()) + " levels, not " + std::to_string(b.levels().size());
+    for (std::size_t l = 0; l < a.levels().size(); ++l) {
+        const group_level& x = a.levels()[l];
+        const group_level& y = b.levels()[l];
+        if (x.name != y.name || x.group_names != y.group_names || x.group_of_domain != y.group_of_domain)
+            return "level " + detail::quoted(x.name) + " groups its domains otherwise";
+    }
+    return {};
+}
+
+}  // namespace detail
+
+// The spec parse_topology_spec reads back as exactly `t` (names, shapes and
+// levels), or an error saying why none does: only topologies a spec makes
+// have one. Consecutive domains of one preset family (told by shape and
+// name) or of one grid shape make one part; one level of equal consecutive
+// groups becomes @K. O(size of t).
+inline expected<std::string, error> write_topology_spec(const topology& t) {
+    static constexpr system_shape shapes[] = {gb200_nvl72_shape, gb300_nvl72_shape, nvl36x2_shape, hgx8_shape};
+    if (t.levels().size() > 1)
+        return unexpected(make_error("a spec groups domains at one level at most (@K); this topology has " +
+                                     std::to_string(t.levels().size())));
+    std::uint32_t per_group = 0;
+    if (!t.levels().empty()) per_group = static_cast<std::uint32_t>(t.levels()[0].domains_of_group.front().size());
+    struct part {
+        std::string_view family;  // empty: grid
+        std::uint32_t domains = 0, nodes = 0, gpus = 0;
+    };
+    std::vector<part> parts;
+    for (const domain_info& d : t.domains()) {
+        part p{{}, 1, d.node_count, d.gpus_per_node};
+        for (const system_shape& s : shapes) {
+            const std::string_view prefix = s.nodes_per_domain == 1 ? s.node_prefix : s.domain_prefix;
+            if (d.node_count == s.nodes_per_domain && d.gpus_per_node == s.gpus_per_node &&
+                std::string_view(d.name).starts_with(prefix)) {
+                p.family = s.family;
+                break;
+            }
+        }
+        if (!parts.empty() && parts.back().family == p.family && parts.back().nodes == p.nodes &&
+            parts.back().gpus == p.gpus)
+            ++parts.back().domains;
+        else
+            parts.push_back(p);
+    }
+    std::string spec;
+    for (const part& p : parts) {
+        if (!spec.empty()) spec += '+';
+        spec += p.family.empty() ? "grid:" + std::to_string(p.domains) + ':' + std::to_string(p.nodes) + ':' +
+                                       std::to_string(p.gpus)
+                                 : std::string(p.family) + ':' + std::to_string(p.domains);
+    }
+    if (per_group != 0) spec += '@' + std::to_string(per_group);
+    auto back = parse_topology_spec(spec);
+    std::string difference = back ? detail::first_difference(t, *back) : back.error().message;
+    if (!difference.empty())
+        return unexpected(make_error("no spec makes this topology: the nearest, " + detail::quoted(spec) + ", differs (" +
+                                     difference + ")"));
+    return spec;
+}
+
 }  // namespace topoblock

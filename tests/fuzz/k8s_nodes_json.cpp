@@ -1,0 +1,51 @@
+// Fuzz target: `kubectl get nodes -o json` (io/k8s_nodes.hpp,
+// read_k8s_nodes_json) and the JSON reader under it. A document is read or
+// refused with an error that has a message and, for malformed JSON, a
+// position inside the input; what is read is a topology an allocator
+// accepts, with one health per node.
+
+#include "fuzz_support.hpp"
+
+#include <topoblock/io/detail/json.hpp>
+#include <topoblock/io/k8s_nodes.hpp>
+#include <topoblock/topoblock.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace topoblock;
+    const std::string_view text = fuzz::as_text(data, size);
+    // The JSON reader alone: every value lies inside the input, children
+    // after their parent (the tree has no cycle).
+    if (auto doc = io::detail::json::parse(text)) {
+        const auto& values = doc->values;
+        fuzz::require(!values.empty(), "a parsed document without a root");
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const auto& v = values[i];
+            fuzz::require(v.line >= 1 && v.column >= 1, "a value without a position");
+            fuzz::require(v.first_child == io::detail::json::none || v.first_child > i, "a child before its parent");
+            fuzz::require(v.next_sibling == io::detail::json::none || v.next_sibling > i, "a sibling before its elder");
+            fuzz::require(std::size_t{v.text.begin} + v.text.size <= doc->texts.size(), "a text outside the buffer");
+        }
+        fuzz::require(doc->texts.size() <= size, "decoded texts longer than the input");
+    } else {
+        fuzz::require(!doc.error().message.empty(), "a JSON error without a message");
+        fuzz::require(doc.error().line >= 1 || size > io::detail::json::max_input, "a JSON error without a line");
+    }
+    auto cluster = io::read_k8s_nodes_json(text);
+    if (!cluster) {
+        fuzz::require(!cluster.error().message.empty(), "an error without a message");
+        return 0;
+    }
+    const topology& topo = cluster->topo;
+    fuzz::require(cluster->health.size() == topo.node_count(), "one health per node");
+    auto a = basic_allocator<first_fit, default_capacity>::create(topo);
+    if (!a) return 0;  // beyond the compile-time capacity: refused, not wrong
+    for (node_id n = 0; n < topo.node_count(); ++n) {
+        fuzz::require(topo.find_node(topo.node(n).name) == n, "a node cannot be found by its name");
+        fuzz::require(static_cast<bool>(a->set_health(n, cluster->health[n])), "a listed node's health is refused");
+    }
+    fuzz::require(a->state().verify().empty(), "the state is inconsistent after the listing's health");
+    return 0;
+}
