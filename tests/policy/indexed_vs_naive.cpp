@@ -4,6 +4,7 @@
 
 #include "../reference_model.hpp"
 #include "reference/best_fit.hpp"
+#include "reference/slurm_block.hpp"
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/io/hostlist.hpp>
@@ -220,12 +221,12 @@ TEST_CASE("buddy-split: indexed and naive decide identically") {
 }
 
 // 4 topologies x 30,000 operations of the mix every policy gets.
-TEST_CASE("slurm-block: indexed and naive decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, naive_of(slurm_block{}), 51, 30'000);
-    lockstep(partial_racks_in_leaves(), slurm_block{}, naive_of(slurm_block{}), 52, 30'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, naive_of(slurm_block{}), 53, 30'000);
+TEST_CASE("slurm-block: indexed and its reference decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, test::slurm_block_reference{}, 51, 30'000);
+    lockstep(partial_racks_in_leaves(), slurm_block{}, test::slurm_block_reference{}, 52, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, test::slurm_block_reference{}, 53, 30'000);
     const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, c.policy, naive_of(c.policy), 54, 30'000);
+    lockstep(c.topo, c.policy, test::slurm_block_reference{c.policy}, 54, 30'000);
 }
 
 // The summaries slurm-block decides from: eight runs of 6,000-20,000 operations of
@@ -235,19 +236,19 @@ TEST_CASE("slurm-block: indexed and naive decide identically") {
 // 1,100 racks, more than 64 groups at levels 3 and 4 as well (groups are
 // filed when a multi-block decision reads them, or when 64 blocks are
 // marked; the recounts compare them after filing).
-TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths") {
+TEST_CASE("slurm-block: indexed and its reference decide identically on the flat paths") {
     const slurm_block p;
-    lockstep(*parse_topology_spec("nvl72:300"), p, naive_of(p), 55, 20'000, 60, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:80"), p, naive_of(p), 56, 20'000, 45, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:1100"), p, naive_of(p), 60, 6'000, 45, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), 57, 20'000, 60, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:300"), p, test::slurm_block_reference{p}, 55, 20'000, 60, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:80"), p, test::slurm_block_reference{p}, 56, 20'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:1100"), p, test::slurm_block_reference{p}, 60, 6'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, test::slurm_block_reference{p}, 57, 20'000, 60, slurm_request, 500);
     // Racks of as many nodes, of 4 and of 8 GPUs: only the 8-GPU ones are
     // full blocks when wholly free, also when a multi-block job gives them
     // back.
-    lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, naive_of(p), 61, 10'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, test::slurm_block_reference{p}, 61, 10'000, 45, slurm_request, 500);
     const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, c.policy, naive_of(c.policy), 58, 20'000, 50, slurm_request, 500);
+    lockstep(c.topo, c.policy, test::slurm_block_reference{c.policy}, 58, 20'000, 50, slurm_request, 500);
     const io::slurm_cluster sparse = sparse_block_sizes();
     REQUIRE(sparse.policy.shape(sparse.topo).levels == 0b1010101U);
-    lockstep(sparse.topo, sparse.policy, naive_of(sparse.policy), 59, 20'000, 50, slurm_request, 500);
+    lockstep(sparse.topo, sparse.policy, test::slurm_block_reference{sparse.policy}, 59, 20'000, 50, slurm_request, 500);
 }

@@ -206,12 +206,10 @@ TEST_CASE("slurm-block: a job's pieces are listed in node order, the short last 
     // Four wholly free racks of 18 four-GPU nodes, one 4-rack group. 250
     // GPUs are 63 nodes, the last with 2 GPUs: Slurm takes r4, r3, r2 whole
     // (the later first) and then the first 9 nodes of r1, the 9th last.
-    // Both modes list the nodes in index order, a run per stretch.
-    for (const bool indexed : {true, false}) {
-        CAPTURE(indexed);
+    // The nodes are listed in index order, a run per stretch.
+    {
         auto cluster = io::make_slurm_cluster(*io::parse_topology_conf(four_racks), 4);
         REQUIRE(cluster.has_value());
-        cluster->policy.use_indexes = indexed;
         auto a = *slurm_allocator::create(std::move(cluster->topo), std::move(cluster->policy));
         const auto id = a.try_allocate(request::gpus(250));
         REQUIRE(id.has_value());
@@ -280,9 +278,16 @@ TEST_CASE("slurm-block: block sizes it cannot use are refused by create") {
     auto bad = slurm_allocator::create(racks, slurm_block(18, {18, 54, 144}));
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().to_string() ==
-          "slurm-block: block size 54 is not 18 (the base block size in nodes) times a power of two up to 2^15");
+          "slurm-block: block size 54 is not 18 (the base size) times a power of two up to 2^15");
     CHECK_FALSE(slurm_allocator::create(racks, slurm_block(18, {18, 18U << 16})).has_value());
     CHECK_FALSE(slurm_allocator::create(racks, slurm_block(0, {0})).has_value());
     CHECK(slurm_allocator::create(racks, slurm_block(18, {18, 36, 72, 144, 288})).has_value());
     CHECK(slurm_allocator::create(racks, slurm_block(0, {}, 2)).has_value());
+    // The one rule the Slurm file readers also apply (io::validate_block_sizes).
+    const std::vector<std::uint32_t> sizes{4, 8, 4U << 15};
+    CHECK(slurm_block::block_size_error(4, sizes).empty());
+    CHECK(slurm_block::block_size_error(4, std::vector<std::uint32_t>{4, 4U << 16}) ==
+          "262144 is not 4 (the base size) times a power of two up to 2^15");
+    CHECK(slurm_block::block_size_error(4, std::vector<std::uint32_t>{12}) ==
+          "12 is not 4 (the base size) times a power of two up to 2^15");
 }
