@@ -207,27 +207,25 @@ TEST_CASE("slurm-block: a job's pieces are listed in node order, the short last 
     // GPUs are 63 nodes, the last with 2 GPUs: Slurm takes r4, r3, r2 whole
     // (the later first) and then the first 9 nodes of r1, the 9th last.
     // The nodes are listed in index order, a run per stretch.
-    {
-        auto cluster = io::make_slurm_cluster(*io::parse_topology_conf(four_racks), 4);
-        REQUIRE(cluster.has_value());
-        auto a = *slurm_allocator::create(std::move(cluster->topo), std::move(cluster->policy));
-        const auto id = a.try_allocate(request::gpus(250));
-        REQUIRE(id.has_value());
-        const auto runs = a.find(*id)->pieces.runs();
-        REQUIRE(runs.size() == 3);
-        CHECK(runs[0] == piece_run{0, 8, 0xf});
-        CHECK(runs[1] == piece_run{8, 1, 0x3});
-        CHECK(runs[2] == piece_run{18, 54, 0xf});
-        CHECK(a.policy().check(a.state()).empty());
-        // Given back, the racks are whole again, and a 3-rack job takes the
-        // last three as one run.
-        REQUIRE(a.release(*id));
-        const auto again = a.try_allocate(request::gpus(3 * 72));
-        REQUIRE(again.has_value());
-        const auto whole = a.find(*again)->pieces.runs();
-        REQUIRE(whole.size() == 1);
-        CHECK(whole[0] == piece_run{18, 54, 0xf});
-    }
+    auto cluster = io::make_slurm_cluster(*io::parse_topology_conf(four_racks), 4);
+    REQUIRE(cluster.has_value());
+    auto a = *slurm_allocator::create(std::move(cluster->topo), std::move(cluster->policy));
+    const auto id = a.try_allocate(request::gpus(250));
+    REQUIRE(id.has_value());
+    const auto runs = a.find(*id)->pieces.runs();
+    REQUIRE(runs.size() == 3);
+    CHECK(runs[0] == piece_run{0, 8, 0xf});
+    CHECK(runs[1] == piece_run{8, 1, 0x3});
+    CHECK(runs[2] == piece_run{18, 54, 0xf});
+    CHECK(a.policy().check(a.state()).empty());
+    // Given back, the racks are whole again, and a 3-rack job takes the
+    // last three as one run.
+    REQUIRE(a.release(*id));
+    const auto again = a.try_allocate(request::gpus(3 * 72));
+    REQUIRE(again.has_value());
+    const auto whole = a.find(*again)->pieces.runs();
+    REQUIRE(whole.size() == 1);
+    CHECK(whole[0] == piece_run{18, 54, 0xf});
 }
 
 TEST_CASE("slurm-block: a level larger than the cluster still makes one group of every block, as in Slurm") {

@@ -734,7 +734,8 @@ private:
     std::uint32_t full_nodes_ = 0;            // the most nodes a domain has
     // Groups are filed when a decision reads them, not on every change: most
     // jobs fit one base block and never read them, and a job placed and
-    // released before the next read moves no group at all.
+    // released before the next read moves no group at all (filed on every
+    // change, a multi-block place+release cost about twice as much).
     static constexpr std::size_t unfiled_limit = 64;
     mutable std::vector<group_summary> groups_;         // [level], levels 1 and up
     mutable std::vector<std::uint32_t> grouped_whole_;  // [block]: the wholly free nodes its groups count
