@@ -105,13 +105,8 @@ public:
         whole_min_gpus_ = npos32;
         for (domain_id b = 0; b < blocks; ++b)
             if (topo.domain(b).node_count != 0) whole_min_gpus_ = std::min(whole_min_gpus_, topo.domain(b).gpus_per_node);
-        // Every node of G GPUs: a node with all G usable is a wholly free
-        // one, so threshold G is threshold 0 and is not kept twice (one
-        // bucket move fewer whenever a block's wholly free nodes change).
-        all_gpus_threshold_ = uniform_gpus_ != 0 && uniform_gpus_ == max_gpus_ ? uniform_gpus_ : npos32;
-        kept_thresholds_ = all_gpus_threshold_ != npos32 ? max_gpus_ : thresholds_;
-        qualifying_.assign(std::size_t{blocks} * kept_thresholds_, 0);
-        blocks_by_qualifying_.assign(kept_thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
+        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
+        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
         full_nodes_ = topo.max_domain_nodes();
         full_blocks_ = indexed_bitset(blocks);
         groups_.assign(max_level + 1, group_summary{});
@@ -150,7 +145,7 @@ public:
             if (!open) {
                 // Taken whole, as a multi-block job takes it: every count 0,
                 // filed nowhere.
-                std::fill_n(&qualifying_[std::size_t{d} * kept_thresholds_], kept_thresholds_, 0U);
+                std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
                 return mark_unfiled(d);
             }
             return file_counts(state, d, open, whole, true);
@@ -177,7 +172,7 @@ public:
         const topology& topo = state.topo();
         const slurm_block_shape now = shape(topo);
         if (now.block_count == 0) return qualifying_.empty() ? "" : "slurm-block: summaries without base blocks";
-        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * kept_thresholds_ ||
+        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * thresholds_ ||
             thresholds_ != topo.max_gpus_per_node() + 1)
             return "slurm-block: not attached to this state";
         file_groups();  // what check() compares is what a decision would read
@@ -197,10 +192,9 @@ public:
             if (full_blocks_.test(b) != full) return "slurm-block: the set of wholly free base blocks is wrong" + where;
             for (std::uint32_t t = 0; t < thresholds_; ++t) {
                 const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
-                const std::uint32_t kept = kept_threshold(t);
-                if (qualifying_[std::size_t{b} * kept_thresholds_ + kept] != recount[t])
+                if (qualifying_[std::size_t{b} * thresholds_ + t] != recount[t])
                     return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[kept].key_of(b) != (full ? npos32 : bucket_index::nonzero_key(recount[t])))
+                if (blocks_by_qualifying_[t].key_of(b) != (full ? npos32 : bucket_index::nonzero_key(recount[t])))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
             }
             for (std::size_t level = 1; level < groups_.size(); ++level)
@@ -482,7 +476,7 @@ private:
             // A whole-node job that some base block's nodes are too small for
             // counts per block, which the summaries do not.
             if (j.whole ? j.min_gpus > self.whole_min_gpus_ : asked == 0 || asked >= self.thresholds_) return false;
-            const std::uint32_t t = self.kept_threshold(asked);
+            const std::uint32_t t = asked;
             if (self.blocks_by_qualifying_[t].empty() && !self.full_blocks_.any()) {
                 result = outside();
                 return true;
@@ -520,7 +514,7 @@ private:
                 return true;
             }
             if (counts.size() < end) counts.resize(shape.block_count);
-            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
+            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
             sorted.clear();
             for (domain_id b = end; b-- > begin;) sorted.push_back(b);  // often in order already: idle racks
             std::sort(sorted.begin(), sorted.end(),
@@ -720,10 +714,8 @@ private:
     std::uint32_t uniform_gpus_ = 0;
     std::uint32_t max_gpus_ = 0;
     std::uint32_t thresholds_ = 0;               // 1 + the most GPUs a node has
-    std::uint32_t all_gpus_threshold_ = npos32;  // G when every node has G GPUs (kept as threshold 0), else npos32
-    std::uint32_t kept_thresholds_ = 0;          // thresholds with counts of their own: thresholds_, less that one
     std::uint32_t whole_min_gpus_ = npos32;      // the fewest GPUs per node of a non-empty base block
-    std::vector<std::uint32_t> qualifying_;      // nodes meeting threshold t: [block * kept_thresholds_ + kept_threshold(t)]
+    std::vector<std::uint32_t> qualifying_;      // nodes meeting threshold t: [block * thresholds_ + t]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count, but for full_blocks_
     // Base blocks of the most nodes, each of the most GPUs, all up and
     // wholly free: they meet every threshold with full_nodes_ nodes, the
@@ -744,16 +736,13 @@ private:
     mutable std::vector<domain_id> unfiled_blocks_;
     mutable std::size_t unfiled_count_ = 0;
 
-    // Where threshold t's counts are kept.
-    std::uint32_t kept_threshold(std::uint32_t t) const noexcept { return t == all_gpus_threshold_ ? 0 : t; }
-
     // Block d, not in full_blocks_, is full now: its counts are full_nodes_,
     // filed only there.
     void enter_full(domain_id d) {
         full_blocks_.set(d);
-        std::uint32_t* counts = &qualifying_[std::size_t{d} * kept_thresholds_];
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
         const bool changed = counts[0] != full_nodes_;
-        for (std::uint32_t t = 0; t < kept_thresholds_; ++t) {
+        for (std::uint32_t t = 0; t < thresholds_; ++t) {
             if (counts[t] != 0) blocks_by_qualifying_[t].remove(d);  // a count of 0 is filed nowhere
             counts[t] = full_nodes_;
         }
@@ -763,7 +752,7 @@ private:
     // nowhere, so each of its counts is filed even where it stayed.
     template <class State>
     void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool was_full) {
-        std::uint32_t* counts = &qualifying_[std::size_t{d} * kept_thresholds_];
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
         const bool changed = counts[0] != whole;
         const auto file = [&](std::uint32_t t, std::uint32_t count) {
             if (counts[t] == count && !was_full) return;
@@ -775,7 +764,6 @@ private:
         // Nodes with at least k unheld GPUs, for k from the most down.
         std::uint32_t at_least = 0;
         std::uint32_t k = thresholds_ - 1;
-        if (k == all_gpus_threshold_) at_least = whole, --k;
         for (; k >= 1; --k) {
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file(k, at_least);
@@ -800,7 +788,7 @@ private:
         for (std::size_t i = 0; i < unfiled_count_; ++i) {
             const domain_id d = unfiled_blocks_[i];
             unfiled_[d] = 0;
-            const std::uint32_t whole = qualifying_[std::size_t{d} * kept_thresholds_], before = grouped_whole_[d];
+            const std::uint32_t whole = qualifying_[std::size_t{d} * thresholds_], before = grouped_whole_[d];
             if (whole == before) continue;
             grouped_whole_[d] = whole;
             for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
