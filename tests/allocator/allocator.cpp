@@ -74,9 +74,15 @@ struct counting_best_fit : best_fit {
     int* attached;
     int* changes;
     template <class State>
-    void attach(const State&) { ++*attached; }
+    void attach(const State& state) {
+        ++*attached;
+        best_fit::attach(state);
+    }
     template <class State>
-    void on_domain_change(const State&, domain_id) { ++*changes; }
+    void on_domain_change(const State& state, domain_id d) {
+        ++*changes;
+        best_fit::on_domain_change(state, d);
+    }
 };
 
 // Records how change notifications arrive: domain by domain, or several

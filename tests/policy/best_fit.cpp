@@ -1,5 +1,3 @@
-#include "unattached.hpp"
-
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/best_fit.hpp>
 #include <topoblock/support/bucket_index.hpp>
@@ -193,7 +191,7 @@ TEST_CASE("best-fit: an exclusive job closes its domains to everyone else") {
     (void)busy;
 }
 
-TEST_CASE("best-fit keeps its buckets itself: checked against the state, counted, and none when naive") {
+TEST_CASE("best-fit keeps its buckets itself: checked against the state and counted") {
     auto a = allocator<best_fit>::create(gb200_nvl72(16));
     REQUIRE(a);
     const auto id = a->allocate(request::gpus(20));  // rack01, the lowest of the tightest
@@ -230,14 +228,4 @@ TEST_CASE("best-fit keeps its buckets itself: checked against the state, counted
 
     // Its memory is its two indexes': 16 domains by up to 72 GPUs and 18 nodes.
     CHECK(a->policy().memory_bytes() == bucket_index(16, 72).memory_bytes() + bucket_index(16, 18).memory_bytes());
-    best_fit naive;
-    naive.use_indexes = false;
-    auto slow = allocator<best_fit>::create(gb200_nvl72(16), naive);
-    REQUIRE(slow);
-    CHECK(slow->policy().memory_bytes() == 0);
-    CHECK(slow->policy().check(slow->state()).empty());
-}
-
-TEST_CASE("best-fit decides the same when never attached: scans instead of its buckets") {
-    test::same_without_attach(best_fit{}, 6);
 }

@@ -1,5 +1,3 @@
-#include "unattached.hpp"
-
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/first_fit.hpp>
 #include <topoblock/topology/presets.hpp>
@@ -71,8 +69,4 @@ TEST_CASE("first-fit keeps its node bitsets itself, through failures and release
     CHECK(a->policy().check(a->state()).empty());
     // 36 nodes: a word and a summary word per bitset.
     CHECK(a->policy().memory_bytes() == 4 * sizeof(std::uint64_t));
-}
-
-TEST_CASE("first-fit decides the same when never attached: a scan of every node") {
-    test::same_without_attach(first_fit{}, 5);
 }

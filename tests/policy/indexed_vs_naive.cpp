@@ -3,6 +3,8 @@
 // lockstep and must agree on every outcome and every piece.
 
 #include "../reference_model.hpp"
+#include "reference/best_fit.hpp"
+#include "reference/slurm_block.hpp"
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/io/hostlist.hpp>
@@ -75,7 +77,7 @@ void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t
               std::uint32_t allocations = 60, request_maker make = random_request, std::size_t check_every = 4096) {
     CAPTURE(seed);
     // Comparing a policy with itself would prove nothing.
-    REQUIRE(std::string_view(naive.name()).ends_with("-naive"));
+    REQUIRE((std::string_view(naive.name()).ends_with("-naive") || std::string_view(naive.name()).ends_with("-reference")));
     REQUIRE_FALSE(std::string_view(indexed.name()).ends_with("-naive"));
     auto fast = std::move(*allocator<Fast>::create(topo, indexed));
     auto slow = std::move(*allocator<Reference>::create(topo, naive));
@@ -168,14 +170,14 @@ io::slurm_cluster sparse_block_sizes() {
 }  // namespace
 
 // 3 topologies x 40,000 operations: over 100,000 compared decisions.
-TEST_CASE("best-fit: indexed and naive decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, naive_of(best_fit{}), 21, 40'000);
-    lockstep(partial_racks_in_leaves(), best_fit{}, naive_of(best_fit{}), 22, 40'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, naive_of(best_fit{}), 23, 40'000);
+TEST_CASE("best-fit: indexed and its reference decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), best_fit{}, test::best_fit_reference{}, 21, 40'000);
+    lockstep(partial_racks_in_leaves(), best_fit{}, test::best_fit_reference{}, 22, 40'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), best_fit{}, test::best_fit_reference{}, 23, 40'000);
     // 37 groups of three racks (the last of one): multi-domain jobs look for
     // the tightest group through the state's group maxima, the naive side
     // by a pass over every group.
-    lockstep(*parse_topology_spec("nvl72:109@3"), best_fit{}, naive_of(best_fit{}), 24, 8'000, 50,
+    lockstep(*parse_topology_spec("nvl72:109@3"), best_fit{}, test::best_fit_reference{}, 24, 8'000, 50,
              multi_domain_request, 500);
 }
 
@@ -219,12 +221,12 @@ TEST_CASE("buddy-split: indexed and naive decide identically") {
 }
 
 // 4 topologies x 30,000 operations of the mix every policy gets.
-TEST_CASE("slurm-block: indexed and naive decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, naive_of(slurm_block{}), 51, 30'000);
-    lockstep(partial_racks_in_leaves(), slurm_block{}, naive_of(slurm_block{}), 52, 30'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, naive_of(slurm_block{}), 53, 30'000);
+TEST_CASE("slurm-block: indexed and its reference decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, test::slurm_block_reference{}, 51, 30'000);
+    lockstep(partial_racks_in_leaves(), slurm_block{}, test::slurm_block_reference{}, 52, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, test::slurm_block_reference{}, 53, 30'000);
     const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, slurm_block(c.settings), naive_of(slurm_block(c.settings)), 54, 30'000);
+    lockstep(c.topo, slurm_block(c.settings), test::slurm_block_reference{slurm_block(c.settings)}, 54, 30'000);
 }
 
 // The summaries slurm-block decides from: eight runs of 6,000-20,000 operations of
@@ -234,19 +236,19 @@ TEST_CASE("slurm-block: indexed and naive decide identically") {
 // 1,100 racks, more than 64 groups at levels 3 and 4 as well (groups are
 // filed when a multi-block decision reads them, or when 64 blocks are
 // marked; the recounts compare them after filing).
-TEST_CASE("slurm-block: indexed and naive decide identically on the flat paths") {
+TEST_CASE("slurm-block: indexed and its reference decide identically on the flat paths") {
     const slurm_block p;
-    lockstep(*parse_topology_spec("nvl72:300"), p, naive_of(p), 55, 20'000, 60, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:80"), p, naive_of(p), 56, 20'000, 45, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:1100"), p, naive_of(p), 60, 6'000, 45, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), 57, 20'000, 60, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:300"), p, test::slurm_block_reference{p}, 55, 20'000, 60, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:80"), p, test::slurm_block_reference{p}, 56, 20'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:1100"), p, test::slurm_block_reference{p}, 60, 6'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, test::slurm_block_reference{p}, 57, 20'000, 60, slurm_request, 500);
     // Racks of as many nodes, of 4 and of 8 GPUs: only the 8-GPU ones are
     // full blocks when wholly free, also when a multi-block job gives them
     // back.
-    lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, naive_of(p), 61, 10'000, 45, slurm_request, 500);
+    lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, test::slurm_block_reference{p}, 61, 10'000, 45, slurm_request, 500);
     const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, slurm_block(c.settings), naive_of(slurm_block(c.settings)), 58, 20'000, 50, slurm_request, 500);
+    lockstep(c.topo, slurm_block(c.settings), test::slurm_block_reference{slurm_block(c.settings)}, 58, 20'000, 50, slurm_request, 500);
     const io::slurm_cluster sparse = sparse_block_sizes();
     REQUIRE(slurm_block(sparse.settings).shape(sparse.topo).levels == 0b1010101U);
-    lockstep(sparse.topo, slurm_block(sparse.settings), naive_of(slurm_block(sparse.settings)), 59, 20'000, 50, slurm_request, 500);
+    lockstep(sparse.topo, slurm_block(sparse.settings), test::slurm_block_reference{slurm_block(sparse.settings)}, 59, 20'000, 50, slurm_request, 500);
 }

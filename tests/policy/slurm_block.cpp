@@ -206,31 +206,26 @@ TEST_CASE("slurm-block: a job's pieces are listed in node order, the short last 
     // Four wholly free racks of 18 four-GPU nodes, one 4-rack group. 250
     // GPUs are 63 nodes, the last with 2 GPUs: Slurm takes r4, r3, r2 whole
     // (the later first) and then the first 9 nodes of r1, the 9th last.
-    // Both modes list the nodes in index order, a run per stretch.
-    for (const bool indexed : {true, false}) {
-        CAPTURE(indexed);
-        auto cluster = io::make_slurm_cluster(*io::parse_topology_conf(four_racks), 4);
-        REQUIRE(cluster.has_value());
-        slurm_block policy(cluster->settings);
-        policy.use_indexes = indexed;
-        auto a = *slurm_allocator::create(std::move(cluster->topo), std::move(policy));
-        const auto id = a.try_allocate(request::gpus(250));
-        REQUIRE(id.has_value());
-        const auto runs = a.find(*id)->pieces.runs();
-        REQUIRE(runs.size() == 3);
-        CHECK(runs[0] == piece_run{0, 8, 0xf});
-        CHECK(runs[1] == piece_run{8, 1, 0x3});
-        CHECK(runs[2] == piece_run{18, 54, 0xf});
-        CHECK(a.policy().check(a.state()).empty());
-        // Given back, the racks are whole again, and a 3-rack job takes the
-        // last three as one run.
-        REQUIRE(a.release(*id));
-        const auto again = a.try_allocate(request::gpus(3 * 72));
-        REQUIRE(again.has_value());
-        const auto whole = a.find(*again)->pieces.runs();
-        REQUIRE(whole.size() == 1);
-        CHECK(whole[0] == piece_run{18, 54, 0xf});
-    }
+    // The nodes are listed in index order, a run per stretch.
+    auto cluster = io::make_slurm_cluster(*io::parse_topology_conf(four_racks), 4);
+    REQUIRE(cluster.has_value());
+    auto a = *slurm_allocator::create(std::move(cluster->topo), slurm_block(cluster->settings));
+    const auto id = a.try_allocate(request::gpus(250));
+    REQUIRE(id.has_value());
+    const auto runs = a.find(*id)->pieces.runs();
+    REQUIRE(runs.size() == 3);
+    CHECK(runs[0] == piece_run{0, 8, 0xf});
+    CHECK(runs[1] == piece_run{8, 1, 0x3});
+    CHECK(runs[2] == piece_run{18, 54, 0xf});
+    CHECK(a.policy().check(a.state()).empty());
+    // Given back, the racks are whole again, and a 3-rack job takes the
+    // last three as one run.
+    REQUIRE(a.release(*id));
+    const auto again = a.try_allocate(request::gpus(3 * 72));
+    REQUIRE(again.has_value());
+    const auto whole = a.find(*again)->pieces.runs();
+    REQUIRE(whole.size() == 1);
+    CHECK(whole[0] == piece_run{18, 54, 0xf});
 }
 
 TEST_CASE("slurm-block: a level larger than the cluster still makes one group of every block, as in Slurm") {
@@ -281,9 +276,16 @@ TEST_CASE("slurm-block: block sizes it cannot use are refused by create") {
     auto bad = slurm_allocator::create(racks, slurm_block(18, {18, 54, 144}));
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().to_string() ==
-          "slurm-block: block size 54 is not 18 (the base block size in nodes) times a power of two up to 2^15");
+          "slurm-block: block size 54 is not 18 (the base size) times a power of two up to 2^15");
     CHECK_FALSE(slurm_allocator::create(racks, slurm_block(18, {18, 18U << 16})).has_value());
     CHECK_FALSE(slurm_allocator::create(racks, slurm_block(0, {0})).has_value());
     CHECK(slurm_allocator::create(racks, slurm_block(18, {18, 36, 72, 144, 288})).has_value());
     CHECK(slurm_allocator::create(racks, slurm_block(0, {}, 2)).has_value());
+    // The one rule the Slurm file readers also apply (io::validate_block_sizes).
+    const std::vector<std::uint32_t> sizes{4, 8, 4U << 15};
+    CHECK(slurm_block::block_size_error(4, sizes).empty());
+    CHECK(slurm_block::block_size_error(4, std::vector<std::uint32_t>{4, 4U << 16}) ==
+          "262144 is not 4 (the base size) times a power of two up to 2^15");
+    CHECK(slurm_block::block_size_error(4, std::vector<std::uint32_t>{12}) ==
+          "12 is not 4 (the base size) times a power of two up to 2^15");
 }

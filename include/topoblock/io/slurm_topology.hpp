@@ -7,6 +7,7 @@
 // src/plugins/topology/tree/switch_record.c and the topology.conf(5) /
 // topology.yaml(5) man pages; docs/formats.md lists each rule and its source.
 
+#include "topoblock/policy/slurm_block.hpp"
 #include "topoblock/support/error.hpp"
 #include "topoblock/support/expected.hpp"
 #include "topoblock/support/quote.hpp"
@@ -75,7 +76,7 @@ struct slurm_topology_set {
 
 // Slurm keeps block levels in a 16-bit map: the largest level is 2^15 base
 // blocks (block_record.c, "block_level > 15").
-inline constexpr std::uint32_t slurm_max_block_level = 15;
+inline constexpr std::uint32_t slurm_max_block_level = ::topoblock::slurm_block::max_level;
 // SwitchName may not be longer than HOST_NAME_MAX (64) characters.
 inline constexpr std::size_t slurm_max_switch_name = 64;
 // Without BlockSizes Slurm enables levels 0..4: 1, 2, 4, 8, 16 base blocks.
@@ -138,16 +139,6 @@ inline void drop_repeated_nodes(std::vector<std::string>& nodes) {
     nodes.resize(kept);
 }
 
-inline bool is_power_of_two(std::uint32_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
-
-inline std::uint32_t log2_exact(std::uint32_t v) noexcept {
-    std::uint32_t level = 0;
-    while (v > 1) {
-        v >>= 1;
-        ++level;
-    }
-    return level;
-}
 
 inline expected<void, error> validate_blocks(const slurm_topology& topo);
 inline expected<void, error> validate_tree(const slurm_topology& topo);
@@ -155,25 +146,15 @@ inline expected<void, error> validate_tree(const slurm_topology& topo);
 }  // namespace detail
 
 // BlockSizes: the first value is the planning base block size; each later one
-// must be the base times a power of two (at most 2^15), larger than the one
-// before it (topology.conf(5): "Successive BlockSizes must be a power of two
-// larger than the prior values"). Slurm's own parser accepts any order of the
-// later values; we hold files to the documented rule.
+// must be the base times a power of two (at most 2^15): the rule the policy
+// states (slurm_block::block_size_error). Any order, repeats included:
+// Slurm's _read_topo_file sets one level per value (the man page lists them
+// ascending, the parser does not ask).
 inline expected<void, error> validate_block_sizes(std::span<const std::uint32_t> sizes) {
     if (sizes.empty()) return {};
-    const std::uint32_t base = sizes.front();
-    if (base == 0) return detail::fail("BlockSizes: the base block size must be positive");
-    // Any order, repeats included: Slurm's _read_topo_file sets one level per
-    // value (the man page lists them ascending, the parser does not ask).
-    for (std::size_t i = 1; i < sizes.size(); ++i) {
-        const std::string value = std::to_string(sizes[i]);
-        if (sizes[i] % base != 0 || !detail::is_power_of_two(sizes[i] / base))
-            return detail::fail("BlockSizes: " + value + " is not " + std::to_string(base) +
-                                " (the base size) times a power of two");
-        if (detail::log2_exact(sizes[i] / base) > slurm_max_block_level)
-            return detail::fail("BlockSizes: " + value + " is more than 2^" +
-                                std::to_string(slurm_max_block_level) + " base blocks");
-    }
+    if (sizes.front() == 0) return detail::fail("BlockSizes: the base block size must be positive");
+    if (const std::string wrong = ::topoblock::slurm_block::block_size_error(sizes.front(), sizes); !wrong.empty())
+        return detail::fail("BlockSizes: " + wrong);
     return {};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/policy/detail/domain_pick.hpp>
 #include <topoblock/policy/detail/request_units.hpp>
@@ -41,16 +42,10 @@ namespace topoblock {
 // buckets. They were the state's until best-fit was found to be their only
 // reader: every other policy paid for the moves on every change.
 struct best_fit {
-    // false turns every index lookup into a scan of all domains: the same
-    // decisions, slower; a reference for tests and benchmarks. Nothing is
-    // kept then.
-    bool use_indexes = true;
-
-    std::string_view name() const noexcept { return use_indexes ? "best-fit" : "best-fit-naive"; }
+    std::string_view name() const noexcept { return "best-fit"; }
 
     template <class State>
     void attach(const State& state) {
-        if (!use_indexes) return;
         const topology& topo = state.topo();
         by_free_gpus_ = bucket_index(topo.domain_count(), topo.max_domain_gpus());
         by_free_nodes_ = bucket_index(topo.domain_count(), topo.max_domain_nodes());
@@ -64,14 +59,14 @@ struct best_fit {
     // takes whole leaves its buckets in half a move.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
-        if (!use_indexes) return;
+        TOPOBLOCK_ASSERT(d < by_free_gpus_.items());
         const usable_share u = usable_free(state, d);
         by_free_gpus_.assign_nonzero(d, u.gpus);
         by_free_nodes_.assign_nonzero(d, u.nodes);
     }
 
     // Domains filed by free GPUs / free whole nodes: the open ones with
-    // some (empty when naive).
+    // some.
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
 
@@ -86,7 +81,6 @@ struct best_fit {
     // the first domain misfiled. O(domains): for tests.
     template <class State>
     std::string check(const State& state) const {
-        if (!use_indexes) return {};
         const topology& topo = state.topo();
         if (by_free_gpus_.items() != topo.domain_count()) return "best-fit: not attached to this state";
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
@@ -101,10 +95,8 @@ struct best_fit {
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        // A best-fit never attached to a state (not made by an allocator)
-        // answers from scans, as the naive one does.
-        const bool indexed = use_indexes && by_free_gpus_.items() == state.topo().domain_count();
-        const detail::request_units<State> units{state, req, indexed};
+        TOPOBLOCK_ASSERT(by_free_gpus_.items() == state.topo().domain_count());  // attached to this state
+        const detail::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         const std::uint64_t size = req.count;
         const std::uint64_t largest = units.largest_domain();
@@ -143,7 +135,7 @@ private:
     template <class State>
     domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) const {
         const request& req = units.req;
-        if (!req.exclusive_domain && units.indexed) {
+        if (!req.exclusive_domain) {
             const std::uint32_t g = state.topo().uniform_gpus_per_node();
             if (req.what == unit::nodes) return by_free_nodes_.find_at_least(static_cast<std::uint32_t>(size));
             if (!req.whole_nodes) return by_free_gpus_.find_at_least(static_cast<std::uint32_t>(size));
@@ -158,7 +150,7 @@ private:
                 best_free = f;
             }
         };
-        if (req.exclusive_domain && units.indexed) {
+        if (req.exclusive_domain) {
             const auto& idle = state.idle_domains();
             for (std::size_t d = idle.find_first(); d < idle.size(); d = idle.find_next(d + 1)) consider(static_cast<domain_id>(d));
         } else {
@@ -172,7 +164,7 @@ private:
     template <class State>
     static bool take_in(const State& state, const detail::request_units<State>& units, domain_id d,
                         std::uint64_t size, placement& out, bool fresh) {
-        if (units.indexed && fresh && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out))
+        if (fresh && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out))
             return true;
         auto scratch = detail::load_domain(state, out, d);
         return detail::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
@@ -181,6 +173,8 @@ private:
     // The common shapes answered from the state's per-domain indexes alone,
     // valid while the placement holds nothing in the domain: whole nodes from the
     // tightest run, the GPUs beyond them on the tightest partly free node.
+    // Kept beside the general path: loading the domain instead makes a
+    // one-domain place+release cost 70% more.
     // The same choice as the general path; returns false (adding nothing)
     // for the scattered cases left to it.
     template <class State>
@@ -247,8 +241,9 @@ private:
         return spread_over(state, units, all_domains_, size, max_domains, out);
     }
 
-    // spread_over across the whole cluster, read from the state's buckets
-    // instead of sorting every domain: O(domains taken + keys). Returns 1 when
+    // spread_over across the whole cluster, read from the policy's buckets
+    // instead of sorting every domain (which makes a multi-domain decision
+    // linear in the cluster): O(domains taken + keys). Returns 1 when
     // placed, 0 when it cannot be, -1 when the request's units have no bucket
     // (exclusive jobs, whole-node GPU jobs on mixed node sizes).
     template <class State>
@@ -257,7 +252,7 @@ private:
         const request& req = units.req;
         const bucket_index* index = &by_free_gpus_;
         std::uint64_t scale = 1;
-        if (req.exclusive_domain || !units.indexed) return -1;
+        if (req.exclusive_domain) return -1;
         if (req.what == unit::nodes) {
             index = &by_free_nodes_;
         } else if (req.whole_nodes) {

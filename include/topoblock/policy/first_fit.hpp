@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -40,6 +41,7 @@ struct first_fit {
 
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
+        TOPOBLOCK_ASSERT(d < state.topo().domain_count());
         const domain_shape s = state.topo().shape(d);
         const bool open = state.domain_open(d);
         // The bound is the node sets' word count, known when compiled: one
@@ -60,11 +62,7 @@ struct first_fit {
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         const topology& topo = state.topo();
-        // A first-fit never attached to a state (not made by an allocator)
-        // decides with an attached copy (place_attached): the same answer,
-        // in O(nodes).
-        if (with_usable_.size() != topo.node_count()) [[unlikely]]
-            return place_attached(state, req, out);
+        TOPOBLOCK_ASSERT(with_usable_.size() == topo.node_count());  // attached to this state
         // Wholly usable nodes in a row are taken a run at a time (a rack a
         // large job takes whole is one add, not 18): the same nodes, so the
         // same placement as a node at a time.
@@ -140,13 +138,6 @@ private:
             std::min({wholly_usable_.find_next_clear(n), std::size_t{topo.shape(place.domain).end_node()}, n + most});
         out.add_nodes(static_cast<node_id>(n), static_cast<std::uint32_t>(end - n), full_gpu_mask(place.gpus));
         return end;
-    }
-
-    template <class State>
-    static errc place_attached(const State& state, const request& req, placement& out) {
-        first_fit attached;
-        attached.attach(state);
-        return attached.place(state, req, out);
     }
 
     indexed_bitset with_usable_;

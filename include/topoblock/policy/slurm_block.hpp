@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -7,7 +8,6 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/heap_bytes.hpp>
-#include <topoblock/support/noinline.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -19,7 +19,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -49,42 +48,27 @@ struct slurm_block_shape {
 //   the free nodes of a base block in index order.
 // - Segments are placed in turn; exclusive jobs take only idle base blocks.
 // - Nodes outside every block serve a job only when no base-block node can.
-// Cost, indexed (the default): the policy keeps, per base block, its count of
-// qualifying nodes for each threshold (wholly free; at least k unheld GPUs,
-// k = 1..G), base blocks in a bucket index per threshold (a wholly free
-// block of the most nodes and GPUs in a set of its own instead: it meets
-// every threshold with the largest count, and a multi-block job takes and
-// gives back such blocks whole, which would move each at every threshold),
-// and per enabled level the groups' free nodes (a bucket index when there
-// are more than 64 groups); on_domain_change refiles one base block in O(G)
-// and marks it, and the marked blocks' groups are filed when a decision
-// next reads a level above 0 or when 64 blocks are marked, once per group
-// and level however many changes came between (none for a block given back
-// as it was): O(levels) per change, amortized, and at most 64 blocks' worth
-// in any one call. With
-// those, a decision costs no more as the cluster grows when it is
-// - one part (no segments, or one segment) and not exclusive, and
-// - the group is exactly max_ll level-LL blocks, so a group qualifies by its
-//   free nodes alone: every job of at most S nodes with level 0 enabled, and
-//   with the default levels (1, 2, 4, 8, 16) every job up to 16 base blocks;
-//   and
-// - a whole-node job fits the nodes of every non-empty base block (always,
-//   on a cluster of one node size).
-// Then the group is a bucket lookup (or a scan of at most 64 groups), a
-// refusal is that lookup failing, and only the chosen group's base blocks
-// are examined: O(base blocks per group x log + nodes taken). Everything else
-// scans every base block, O(base blocks + nodes examined): exclusive jobs,
-// several segments, groups larger than max_ll level-LL blocks (sparse
-// BlockSizes such as 8,32 for most sizes, and jobs larger than the largest
-// level), and whole-node jobs that some base block's nodes are too small
-// for; a request no base-block node can serve goes to the nodes outside
-// every block, O(domains outside blocks). Naive (use_indexes = false): every
-// decision scans, node by node.
+// Cost: the policy keeps, per base block, its count of qualifying nodes for
+// each threshold (wholly free; at least k unheld GPUs, k = 1..G) in a bucket
+// index per threshold, and per enabled level the groups' free nodes (in a
+// bucket index when there are more than 64 groups); a change refiles one
+// base block, O(G + levels). A one-part, non-exclusive job whose group is
+// exactly max_ll level-LL blocks (every job of at most S nodes with level 0
+// enabled; with the default levels every job up to 16 base blocks) and
+// whose nodes every base block's nodes fit is a bucket lookup for its group
+// plus the group's blocks: O(blocks per group x log + nodes taken), and a
+// refusal is the lookup failing. Every other job scans every base block,
+// O(base blocks + nodes examined); a request no base-block node can serve
+// goes to the nodes outside every block, O(domains outside blocks).
 // The scratch arrays a decision reuses grow once, so a decision does not
 // allocate once warmed up. They make one policy object unsafe to share
 // between threads, like the allocator that owns it.
 class slurm_block {
 public:
+    // Slurm keeps block levels in a 16-bit map: the largest level is 2^15
+    // base blocks (block_record.c, "block_level > 15").
+    static constexpr std::uint32_t max_level = 15;
+
     // Defaults for a topology that did not come from a Slurm file: S is the
     // node count of the first non-empty domain, levels of 1, 2, 4, 8 and 16
     // base blocks, every domain a base block.
@@ -106,58 +90,49 @@ public:
         }
     explicit slurm_block(const Settings& s) : slurm_block(s.base_nodes, s.block_sizes, s.blocks) {}
 
-    // false: free nodes are counted and found node by node instead of read
-    // from the state's per-domain counters and node sets (idleness too): the
-    // same decisions, slower; a reference for tests and benchmarks.
-    bool use_indexes = true;
+    // The BlockSizes rule, for the policy and the Slurm file readers alike:
+    // each size is `base` nodes times 2^k, k <= max_level. Empty when every
+    // one keeps it, else what the first that does not is.
+    static std::string block_size_error(std::uint32_t base, std::span<const std::uint32_t> sizes) {
+        for (std::uint32_t size : sizes)
+            if (level_of(size, base) == npos32)
+                return std::to_string(size) + " is not " + std::to_string(base) +
+                       " (the base size) times a power of two up to 2^" + std::to_string(max_level);
+        return {};
+    }
 
-    std::string_view name() const noexcept { return use_indexes ? "slurm-block" : "slurm-block-naive"; }
+    std::string_view name() const noexcept { return "slurm-block"; }
 
-    // Builds the summaries of the indexed mode (nothing when naive). The
-    // allocator calls it once; its state is the one place() is then asked
-    // about, and on_domain_change keeps the summaries in step with it.
+    // Builds the summaries; the allocator calls it once, and on_domain_change
+    // keeps them in step with its state.
     template <class State>
     void attach(const State& state) {
         const topology& topo = state.topo();
         uniform_gpus_ = topo.uniform_gpus_per_node();
-        max_gpus_hint_ = topo.max_gpus_per_node();
-        attached_ = true;
-        qualifying_.clear();
-        blocks_by_qualifying_.clear();
-        groups_.clear();
-        grouped_whole_.clear();
-        unfiled_.clear();
-        unfiled_count_ = 0;
-        full_blocks_ = indexed_bitset();
-        if (!use_indexes) return;
+        max_gpus_ = topo.max_gpus_per_node();
         attached_shape_ = shape(topo);
-        attached_domains_ = topo.domain_count();
         const std::uint32_t blocks = attached_shape_.block_count;
-        if (blocks == 0) return;
-        thresholds_ = topo.max_gpus_per_node() + 1;
+        thresholds_ = max_gpus_ + 1;
         whole_min_gpus_ = npos32;
         for (domain_id b = 0; b < blocks; ++b)
             if (topo.domain(b).node_count != 0) whole_min_gpus_ = std::min(whole_min_gpus_, topo.domain(b).gpus_per_node);
-        // Every node of G GPUs: a node with all G usable is a wholly free
-        // one, so threshold G is threshold 0 and is not kept twice (one
-        // bucket move fewer whenever a block's wholly free nodes change).
-        all_gpus_threshold_ = uniform_gpus_ != 0 && uniform_gpus_ == thresholds_ - 1 ? uniform_gpus_ : npos32;
-        kept_thresholds_ = all_gpus_threshold_ != npos32 ? thresholds_ - 1 : thresholds_;
-        qualifying_.assign(std::size_t{blocks} * kept_thresholds_, 0);
-        blocks_by_qualifying_.assign(kept_thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
+        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
+        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
         full_nodes_ = topo.max_domain_nodes();
         full_blocks_ = indexed_bitset(blocks);
-        groups_.resize(max_level + 1);
+        groups_.assign(max_level + 1, group_summary{});
         grouped_whole_.assign(blocks, 0);
         unfiled_.assign(blocks, 0);
         unfiled_blocks_.assign(unfiled_limit, 0);
-        for (std::uint32_t level = 1; level <= max_level; ++level) {
+        unfiled_count_ = 0;
+        for (std::uint32_t level = 1; blocks != 0 && level <= max_level; ++level) {
             if ((attached_shape_.levels >> level & 1U) == 0) continue;
             const std::uint32_t per_group = std::uint32_t{1} << level;
             group_summary& g = groups_[level];
             g.free_nodes.assign(ceil_div(blocks, per_group), 0);
-            g.indexed = g.free_nodes.size() > scanned_groups;
-            if (g.indexed)
+            // Up to 64 groups are scanned: a bucket index keyed by up to a
+            // whole cluster's nodes would cost megabytes for a handful.
+            if (g.free_nodes.size() > 64)
                 g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * topo.max_domain_nodes());
         }
         for (domain_id b = 0; b < blocks; ++b) on_domain_change(state, b);
@@ -165,25 +140,29 @@ public:
     }
 
     // Refiles base block d under its new qualifying-node counts: O(GPUs per
-    // node) bucket moves, none for a count that stayed. Its groups are filed
-    // later (file_groups).
+    // node) bucket moves, none for a count that stayed; its groups are filed
+    // when next read (file_groups).
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
-        if (qualifying_.empty() || d >= attached_shape_.block_count) return;
-        count_block(state, d);
-    }
-    // The allocator's call when one change changed several base blocks (a
-    // multi-block job). Out of line: the one-block path (every single-block
-    // job) stays small enough to inline into the allocator.
-    template <class State>
-    TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
-        if (qualifying_.empty()) return;
-        for (domain_id d : changed) {
-            if (d >= attached_shape_.block_count) continue;
-            // The two changes such a job makes inline: through count_block's
-            // call they cost a third more.
-            if (!cross_full_edge(state, d)) count_block(state, d);
+        TOPOBLOCK_ASSERT(d < state.topo().domain_count());
+        if (d >= attached_shape_.block_count) return;
+        const bool open = state.domain_open(d) && state.domain(d).free_gpus != 0;
+        const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
+        // Read the domain's shape only on a cluster of mixed nodes.
+        const bool full = whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node == max_gpus_);
+        if (full_blocks_.test(d)) {
+            if (full) return;
+            full_blocks_.reset(d);
+            if (!open) {
+                // Taken whole, as a multi-block job takes it: every count 0,
+                // filed nowhere.
+                std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
+                return mark_unfiled(d);
+            }
+            return file_counts(state, d, open, whole, true);
         }
+        if (full) return enter_full(d);
+        file_counts(state, d, open, whole, false);
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
@@ -197,21 +176,17 @@ public:
         return total;
     }
 
-    // Recounts the indexed mode's summaries from the nodes' usable GPUs:
-    // an empty string, or what disagrees (always empty when naive).
-    // O(cluster): for tests and debugging.
+    // Recounts the summaries from the nodes' usable GPUs: an empty string,
+    // or what disagrees. O(cluster): for tests and debugging.
     template <class State>
     std::string check(const State& state) const {
-        if (!use_indexes) return {};
         const topology& topo = state.topo();
         const slurm_block_shape now = shape(topo);
         if (now.block_count == 0) return qualifying_.empty() ? "" : "slurm-block: summaries without base blocks";
-        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * kept_thresholds_ ||
+        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * thresholds_ ||
             thresholds_ != topo.max_gpus_per_node() + 1)
             return "slurm-block: not attached to this state";
-        // Groups are filed when read: what check() compares is what a
-        // decision would read.
-        file_groups();
+        file_groups();  // what check() compares is what a decision would read
         std::vector<std::vector<std::uint32_t>> group_nodes(groups_.size());
         for (std::size_t level = 0; level < groups_.size(); ++level) group_nodes[level].assign(groups_[level].free_nodes.size(), 0);
         std::vector<std::uint32_t> recount(thresholds_);
@@ -228,10 +203,9 @@ public:
             if (full_blocks_.test(b) != full) return "slurm-block: the set of wholly free base blocks is wrong" + where;
             for (std::uint32_t t = 0; t < thresholds_; ++t) {
                 const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
-                const std::uint32_t kept = kept_threshold(t);
-                if (qualifying_[std::size_t{b} * kept_thresholds_ + kept] != recount[t])
+                if (qualifying_[std::size_t{b} * thresholds_ + t] != recount[t])
                     return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[kept].key_of(b) != (full ? npos32 : bucket_index::nonzero_key(recount[t])))
+                if (blocks_by_qualifying_[t].key_of(b) != (full ? npos32 : bucket_index::nonzero_key(recount[t])))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
             }
             for (std::size_t level = 1; level < groups_.size(); ++level)
@@ -241,7 +215,7 @@ public:
             const group_summary& g = groups_[level];
             const std::string where = " at level " + std::to_string(level);
             if (group_nodes[level] != g.free_nodes) return "slurm-block: group free nodes are wrong" + where;
-            if (!g.indexed) continue;
+            if (g.by_free_nodes.items() == 0) continue;
             for (std::uint32_t group = 0; group < g.free_nodes.size(); ++group)
                 if (g.by_free_nodes.key_of(group) != bucket_index::nonzero_key(g.free_nodes[group]))
                     return "slurm-block: group bucket is wrong" + where;
@@ -253,8 +227,7 @@ public:
     // larger than one node needs nodes of one size to count them in.
     bool supports(const request& req) const noexcept {
         if (req.what != unit::gpus) return true;
-        if (req.segmented()) return false;
-        return !attached_ || uniform_gpus_ != 0 || req.count <= max_gpus_hint_;
+        return !req.segmented() && (uniform_gpus_ != 0 || req.count <= max_gpus_);
     }
 
     // Levels as Slurm derives them (_read_topo_file): BlockSizes, or the
@@ -280,26 +253,21 @@ public:
     }
 
     // Empty when the settings suit `topo`, else what is wrong: a BlockSizes
-    // value that is not the base block size times 2^k (k <= 15), which
-    // shape() would leave out without a word.
+    // value that breaks block_size_error's rule, which shape() would leave
+    // out without a word.
     std::string validate(const topology& topo) const {
         const slurm_block_shape s = shape(topo);
         if (s.base_nodes == 0) return {};
-        for (std::uint32_t size : block_sizes_)
-            if (level_of(size, s.base_nodes) == npos32)
-                return "slurm-block: block size " + std::to_string(size) + " is not " + std::to_string(s.base_nodes) +
-                       " (the base block size in nodes) times a power of two up to 2^" + std::to_string(max_level);
-        return {};
+        const std::string wrong = block_size_error(s.base_nodes, block_sizes_);
+        return wrong.empty() ? wrong : "slurm-block: block size " + wrong;
     }
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const topology& topo = state.topo();
+        TOPOBLOCK_ASSERT(attached_shape_ == shape(state.topo()));  // attached to this state
         job j;
-        if (!describe_job(topo, req, j)) return errc::unsupported_request;
-        // Attached, the shape is the one the summaries were built for.
-        const slurm_block_shape shape_now = indexed_for(topo) ? attached_shape_ : shape(topo);
-        decision<State> d{state, req, j, shape_now, *this, out};
+        if (!describe_job(state.topo(), req, j)) return errc::unsupported_request;
+        decision<State> d{state, req, j, attached_shape_, *this, out};
         const errc result = d.run();
         // Slurm's job holds a set of nodes, listed in index order, whatever
         // order _choose_best_bblock found them in.
@@ -309,22 +277,13 @@ public:
 
 private:
     static constexpr std::uint32_t default_levels = 5;
-    static constexpr std::uint32_t max_level = 15;
-    // Up to this many groups at a level, their free-node totals are scanned:
-    // a bound that does not grow with the cluster, and a bucket index keyed
-    // by up to a whole cluster's nodes would cost megabytes for a handful of
-    // groups.
-    static constexpr std::size_t scanned_groups = 64;
-    // Marked blocks whose groups wait for the next read; more are filed at
-    // once, so that no one decision pays for a long run of changes.
-    static constexpr std::size_t unfiled_limit = 64;
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
 
     // k when `size` nodes are 2^k base blocks of `base` nodes (k <= max_level), else npos32.
     static constexpr std::uint32_t level_of(std::uint32_t size, std::uint32_t base) noexcept {
-        const std::uint32_t blocks = size / base;
-        if (size % base != 0 || !std::has_single_bit(blocks) || blocks > (1U << max_level)) return npos32;
+        const std::uint32_t blocks = base == 0 ? 0 : size / base;
+        if (blocks == 0 || size % base != 0 || !std::has_single_bit(blocks) || blocks > (1U << max_level)) return npos32;
         return static_cast<std::uint32_t>(std::countr_zero(blocks));
     }
 
@@ -413,82 +372,43 @@ private:
         std::vector<std::uint32_t>& sorted = self.sorted_;
 
         bool allowed(domain_id d) const noexcept {
-            if (!req.exclusive_domain) return state.domain_open(d);
-            if (self.use_indexes) return state.domain_idle(d);
-            return state.domain(d).idle();
+            return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
         }
-        bool qualifies(node_id n) const noexcept {
-            const gpu_mask usable = state.usable_gpus(n);
-            if (j.whole) return usable != 0 && usable == state.node_full_mask(n) && state.topo().node(n).gpus >= j.min_gpus;
-            return static_cast<std::uint32_t>(std::popcount(usable)) >= j.min_gpus;
-        }
+        // Qualifying nodes of domain d: wholly free ones from its counter,
+        // else up nodes by unheld GPUs, O(GPUs per node) set counts.
         std::uint32_t usable_in(domain_id d) const noexcept {
             if (!allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
-            if (j.whole && self.use_indexes) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
-            if (self.use_indexes) {
-                // Up nodes by unheld GPUs: O(GPUs per node) set counts
-                // instead of a pass over the nodes (the domain is open).
-                std::uint32_t n = 0;
-                for (std::uint32_t k = j.min_gpus; k <= info.gpus_per_node; ++k)
-                    n += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
-                return n;
-            }
+            if (j.whole) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
             std::uint32_t n = 0;
-            for (node_id id = info.first_node; id < info.end_node(); ++id) n += qualifies(id) ? 1U : 0U;
+            for (std::uint32_t k = j.min_gpus; k <= info.gpus_per_node; ++k)
+                n += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             return n;
         }
-        // Calls take(node) for the qualifying nodes of domain d in index
-        // order, skipping the first `skip`, until it returns false.
-        template <class F>
-        void walk(domain_id d, std::uint32_t skip, F&& take) const {
-            if (!allowed(d)) return;
+        // Adds the qualifying nodes of domain d in index order, skipping the
+        // first `skip`, until `rem` are taken; returns how many it took. A
+        // whole-node job takes the wholly free nodes a run at a time (a block
+        // taken whole is one run, not 18 nodes); any other job is one node
+        // (describe_job), the first with min_gpus unheld GPUs.
+        std::uint32_t take_nodes(domain_id d, std::uint32_t skip, std::uint32_t rem) const {
+            if (!allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
-            if (!j.whole && self.use_indexes) {
-                // Up nodes with at least min_gpus unheld GPUs: the union of
-                // the state's sets, a word at a time.
+            if (!j.whole) {
+                TOPOBLOCK_ASSERT(skip == 0 && rem == 1);
                 using node_set = std::decay_t<decltype(state.nodes_with_unheld(d, 0))>;
                 for (std::size_t w = 0; w < node_set::word_count; ++w) {
                     std::uint64_t word = 0;
                     for (std::uint32_t k = j.min_gpus; k <= info.gpus_per_node; ++k)
                         word |= state.nodes_with_unheld(d, k).word(w);
-                    for (; word != 0; word &= word - 1) {
-                        if (skip > 0) {
-                            --skip;
-                            continue;
-                        }
-                        const auto i = static_cast<node_id>(w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
-                        if (!take(info.first_node + i)) return;
-                    }
+                    if (word == 0) continue;
+                    const auto n = static_cast<node_id>(info.first_node + w * 64 + static_cast<std::size_t>(std::countr_zero(word)));
+                    out.add(n, lowest_bits(state.usable_gpus(n), j.min_gpus));
+                    return 1;
                 }
-                return;
+                return 0;
             }
-            for (node_id id = info.first_node; id < info.end_node(); ++id) {
-                if (!qualifies(id)) continue;
-                if (skip > 0) {
-                    --skip;
-                    continue;
-                }
-                if (!take(id)) return;
-            }
-        }
-        // Adds the qualifying nodes of domain d in index order, skipping the
-        // first `skip`, until `rem` are taken; returns how many it took. A
-        // whole-node job takes the wholly free nodes a run at a time (a block
-        // taken whole is one run, not 18 nodes): the same nodes in the same
-        // order, so the same placement as a node at a time.
-        std::uint32_t take_nodes(domain_id d, std::uint32_t skip, std::uint32_t rem) const {
-            std::uint32_t added = 0;
-            if (!j.whole || !self.use_indexes) {
-                walk(d, skip, [&](node_id n) {
-                    add(n, ++added == rem);
-                    return added < rem;
-                });
-                return added;
-            }
-            if (!allowed(d)) return 0;
-            const domain_shape info = state.topo().shape(d);
             if (info.gpus_per_node < j.min_gpus) return 0;
+            std::uint32_t added = 0;
             const auto& free = state.free_nodes_in(d);
             const gpu_mask full = full_gpu_mask(info.gpus_per_node);
             for (std::size_t i = free.find_first(); i < info.node_count && added < rem; i = free.find_next(i)) {
@@ -499,7 +419,7 @@ private:
                 first += passed;
                 const std::uint32_t count = std::min(run_end - first, rem - added);
                 added += count;
-                // The job's last node may take fewer GPUs (add(n, true)).
+                // The job's last node may take fewer GPUs.
                 const bool short_last = count > 0 && added == rem && j.last_gpus != 0;
                 out.add_nodes(info.first_node + first, short_last ? count - 1 : count, full);
                 if (short_last) out.add(info.first_node + first + count - 1, lowest_bits(full, j.last_gpus));
@@ -525,14 +445,6 @@ private:
             out.add_nodes(lowest.end_node(), (blocks - 1) * self.full_nodes_, full);
         }
 
-        // A whole-node job walks only wholly free, usable nodes, so their
-        // usable GPUs are all of them.
-        void add(node_id n, bool last) const {
-            if (!j.whole) return out.add(n, lowest_bits(state.usable_gpus(n), j.min_gpus));
-            const gpu_mask full = state.node_full_mask(n);
-            out.add(n, last && j.last_gpus != 0 ? lowest_bits(full, j.last_gpus) : full);
-        }
-
         // Free capacity enough for the job in another shape, or not.
         errc shortfall() const noexcept {
             const auto& free = state.available();
@@ -541,8 +453,7 @@ private:
         }
 
         errc run() {
-            errc flat = errc::ok;
-            if (run_indexed(flat)) return flat;
+            if (errc flat = errc::ok; run_indexed(flat)) return flat;
             const std::uint32_t blocks = shape.block_count;
             counts.assign(blocks, 0);
             taken.assign(blocks, 0);
@@ -571,12 +482,12 @@ private:
         // would choose the same group and the same blocks. Returns false
         // when the request needs place_part's scan.
         bool run_indexed(errc& result) {
-            if (!self.indexed_for(state.topo()) || req.exclusive_domain || j.nodes != j.part) return false;
+            if (req.exclusive_domain || j.nodes != j.part) return false;
             const std::uint32_t asked = j.whole ? 0 : j.min_gpus;
             // A whole-node job that some base block's nodes are too small for
             // counts per block, which the summaries do not.
             if (j.whole ? j.min_gpus > self.whole_min_gpus_ : asked == 0 || asked >= self.thresholds_) return false;
-            const std::uint32_t t = self.kept_threshold(asked);
+            const std::uint32_t t = asked;
             if (self.blocks_by_qualifying_[t].empty() && !self.full_blocks_.any()) {
                 result = outside();
                 return true;
@@ -604,9 +515,7 @@ private:
         // most, the later on ties. So the blocks are taken most nodes first
         // (the later first among equals) until one holds the rest, and then
         // the one with the fewest that does: one ordering instead of a pass
-        // over the group per block taken. The naive mode takes the group
-        // through take_from_group, so the differential tests compare the two.
-        // Counts are of threshold t.
+        // over the group per block taken. Counts are of threshold t.
         bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
             if (self.full_blocks_.count(begin, end - begin) == end - begin) {
                 // Every block full (as a multi-block job finds its group):
@@ -616,7 +525,7 @@ private:
                 return true;
             }
             if (counts.size() < end) counts.resize(shape.block_count);
-            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.kept_thresholds_ + t];
+            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
             sorted.clear();
             for (domain_id b = end; b-- > begin;) sorted.push_back(b);  // often in order already: idle racks
             std::sort(sorted.begin(), sorted.end(),
@@ -802,165 +711,95 @@ private:
     std::uint32_t base_nodes_ = 0;
     std::vector<std::uint32_t> block_sizes_;
     std::uint32_t block_count_ = npos32;
-    std::uint32_t uniform_gpus_ = 0;
-    std::uint32_t max_gpus_hint_ = 0;
-    bool attached_ = false;
     mutable std::vector<std::uint32_t> counts_, taken_, ll_sums_, sorted_;
     mutable std::vector<std::uint8_t> closed_, required_;
 
-    // ---- the indexed mode's summaries (empty when naive) ----
+    // ---- the summaries attach() builds ----
     // Threshold t of a node: t = 0, wholly free; t = k > 0, at least k
     // unheld GPUs; both only for up nodes of open base blocks.
     struct group_summary {
         std::vector<std::uint32_t> free_nodes;  // per group; empty: level not enabled
-        bucket_index by_free_nodes;             // groups by free nodes, when indexed
-        bool indexed = false;                   // more groups than scanned_groups
+        bucket_index by_free_nodes;             // groups by free nodes, when more than 64
     };
     slurm_block_shape attached_shape_;
-    std::uint32_t attached_domains_ = 0;
-    std::uint32_t thresholds_ = 0;           // 1 + the most GPUs a node has
-    std::uint32_t all_gpus_threshold_ = npos32;  // G when every node has G GPUs (kept as threshold 0), else npos32
-    std::uint32_t kept_thresholds_ = 0;          // thresholds with counts of their own: thresholds_, less that one
-    std::uint32_t whole_min_gpus_ = npos32;  // the fewest GPUs per node of a non-empty base block
-    std::vector<std::uint32_t> qualifying_;  // nodes meeting threshold t: [block * kept_thresholds_ + kept_threshold(t)]
+    std::uint32_t uniform_gpus_ = 0;
+    std::uint32_t max_gpus_ = 0;
+    std::uint32_t thresholds_ = 0;               // 1 + the most GPUs a node has
+    std::uint32_t whole_min_gpus_ = npos32;      // the fewest GPUs per node of a non-empty base block
+    std::vector<std::uint32_t> qualifying_;      // nodes meeting threshold t: [block * thresholds_ + t]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count, but for full_blocks_
     // Base blocks of the most nodes, each of the most GPUs, all up and
     // wholly free: they meet every threshold with full_nodes_ nodes, the
-    // largest key, and are filed under no threshold but only here. A
-    // multi-block job takes and gives back such blocks whole; filed per
-    // threshold, each cost a bucket move at every threshold both ways.
+    // largest key, and are filed here only. A multi-block job takes and
+    // gives back such blocks whole; filed per threshold, each would cost a
+    // bucket move at every threshold both ways.
     indexed_bitset full_blocks_;
-    std::uint32_t full_nodes_ = 0;  // the most nodes a domain has
+    std::uint32_t full_nodes_ = 0;            // the most nodes a domain has
     // Groups are filed when a decision reads them, not on every change: most
     // jobs fit one base block and never read them, and a job placed and
-    // released before the next read moves no group at all. Each change costs
-    // its block one mark; file_groups() later moves each group once.
-    mutable std::vector<group_summary> groups_;          // [level], levels 1 and up
-    mutable std::vector<std::uint32_t> grouped_whole_;   // [block]: the wholly free nodes its groups count
-    mutable std::vector<std::uint8_t> unfiled_;          // [block]: listed in unfiled_blocks_
-    // Blocks whose wholly free nodes changed since the last filing: the
-    // first unfiled_count_ of unfiled_limit entries, written by index (a
-    // push_back stays a call, and multi-block jobs mark every block they
-    // take). On the heap: kept as an array inside the policy object, it made
-    // node down/up measurably slower on the same instructions.
+    // released before the next read moves no group at all (filed on every
+    // change, a multi-block place+release cost about twice as much).
+    static constexpr std::size_t unfiled_limit = 64;
+    mutable std::vector<group_summary> groups_;         // [level], levels 1 and up
+    mutable std::vector<std::uint32_t> grouped_whole_;  // [block]: the wholly free nodes its groups count
+    mutable std::vector<std::uint8_t> unfiled_;         // [block]: listed in unfiled_blocks_
+    // The first unfiled_count_ entries: blocks marked since the last filing.
     mutable std::vector<domain_id> unfiled_blocks_;
     mutable std::size_t unfiled_count_ = 0;
 
-    // The summaries exist and were built for a topology of this size (a
-    // cheap guard: place() must be asked about the state attach() saw).
-    // Where threshold t's counts are kept.
-    std::uint32_t kept_threshold(std::uint32_t t) const noexcept { return t == all_gpus_threshold_ ? 0 : t; }
-
-    bool indexed_for(const topology& topo) const noexcept {
-        return use_indexes && !qualifying_.empty() && topo.domain_count() == attached_domains_;
-    }
-
-    // Base block d's qualifying counts, filed under its new counts; a change
-    // of its wholly free nodes marks it for file_groups().
-    template <class State>
-    void count_block(const State& state, domain_id d) {
-        const bool open = state.domain_open(d);
-        const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
-        if (whole == full_nodes_ || full_blocks_.test(d)) return count_full_edge(state, d, open, whole);
-        file_counts(state, d, open, whole, false);
-    }
-    // count_block for a block that is or was in full_blocks_ (or has the
-    // most nodes, all free, on a cluster of mixed nodes). Out of line: the
-    // common change, inside a partly used block, stays as small as it was.
-    template <class State>
-    TOPOBLOCK_NOINLINE void count_full_edge(const State& state, domain_id d, bool open, std::uint32_t whole) {
-        if (cross_full_edge(state, d)) return;
-        const bool was_full = full_blocks_.test(d);
-        if (was_full) {
-            if (whole == full_nodes_) return;  // still full
-            full_blocks_.reset(d);
-        }
-        file_counts(state, d, open, whole, was_full);
-    }
-    // The two changes a multi-block job makes to its blocks: a full block
-    // taken whole, a block given back full. false: neither happened here.
-    template <class State>
-    TOPOBLOCK_ALWAYS_INLINE bool cross_full_edge(const State& state, domain_id d) {
-        if (full_blocks_.test(d)) {
-            if (state.domain(d).free_gpus != 0) return false;
-            leave_full_taken(d);
-            return true;
-        }
-        // Reads the domain's shape only on a cluster of mixed nodes.
-        if (!state.domain_open(d) || state.domain(d).free_nodes != full_nodes_ ||
-            (uniform_gpus_ == 0 && state.topo().shape(d).gpus_per_node + 1 != thresholds_))
-            return false;
-        enter_full(d);
-        return true;
-    }
     // Block d, not in full_blocks_, is full now: its counts are full_nodes_,
     // filed only there.
-    TOPOBLOCK_ALWAYS_INLINE void enter_full(domain_id d) {
+    void enter_full(domain_id d) {
         full_blocks_.set(d);
-        // Locals: a store through `counts` could write any member the loop
-        // reads, which would then be read again each step.
-        const std::uint32_t kept = kept_thresholds_, whole = full_nodes_;
-        std::uint32_t* counts = &qualifying_[std::size_t{d} * kept];
-        bucket_index* filed = blocks_by_qualifying_.data();
-        const bool changed = counts[0] != whole;
-        // A count of 0 is filed nowhere (assign_nonzero).
-        for (std::uint32_t t = 0; t < kept; ++t) {
-            if (counts[t] != 0) filed[t].remove(d);
-            counts[t] = whole;
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
+        const bool changed = counts[0] != full_nodes_;
+        for (std::uint32_t t = 0; t < thresholds_; ++t) {
+            if (counts[t] != 0) blocks_by_qualifying_[t].remove(d);  // a count of 0 is filed nowhere
+            counts[t] = full_nodes_;
         }
         if (changed) mark_unfiled(d);
     }
-    // Block d, in full_blocks_, was taken whole (no unheld GPU is left):
-    // every count is 0, filed nowhere.
-    TOPOBLOCK_ALWAYS_INLINE void leave_full_taken(domain_id d) {
-        full_blocks_.reset(d);
-        std::fill_n(&qualifying_[std::size_t{d} * kept_thresholds_], kept_thresholds_, 0U);
-        mark_unfiled(d);
-    }
-    // Files block d's counts; `unfiled`: it is filed under no key (it was
-    // full), so each count is filed even where it stayed.
+    // Files block d (not full) under its counts; one that was full is filed
+    // nowhere, so each of its counts is filed even where it stayed.
     template <class State>
-    void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool unfiled) {
-        if (whole != qualifying_[std::size_t{d} * kept_thresholds_]) {
-            file_block(0, d, whole, unfiled);
-            mark_unfiled(d);
-        }
-        // Nodes with at least k unheld GPUs, for k from the most down. A
-        // node never has more unheld GPUs than its domain's nodes hold, so
-        // the sets above that are empty: no need to read the domain's
-        // description (a cold line when a tray fails far from the last).
+    void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool was_full) {
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
+        const bool changed = counts[0] != whole;
+        const auto file = [&](std::uint32_t t, std::uint32_t count) {
+            if (counts[t] == count && !was_full) return;
+            counts[t] = count;
+            if (!was_full || count != 0) blocks_by_qualifying_[t].assign_nonzero(d, count);  // 0: filed nowhere
+        };
+        file(0, whole);
+        if (changed) mark_unfiled(d);  // after the count it reads
+        // Nodes with at least k unheld GPUs, for k from the most down.
         std::uint32_t at_least = 0;
         std::uint32_t k = thresholds_ - 1;
-        if (k == all_gpus_threshold_) at_least = whole, --k;
         for (; k >= 1; --k) {
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
-            file_block(k, d, at_least, unfiled);
+            file(k, at_least);
         }
     }
-    // Block d's wholly free nodes changed (its count is written): its
-    // groups are filed at the next read.
+    // Block d's wholly free nodes changed (its count is written): its groups
+    // are filed at the next read, or once unfiled_limit blocks wait, so that no one decision pays
+    // for a long run of changes.
     void mark_unfiled(domain_id d) {
         if (unfiled_[d] != 0) return;
         unfiled_[d] = 1;
         unfiled_blocks_[unfiled_count_++] = d;
-        // However long since the last multi-block job, the next one files
-        // the groups of at most this many blocks.
         if (unfiled_count_ == unfiled_limit) file_groups();
     }
-    // Brings every group's free nodes up to the marked blocks, then files
-    // each changed group once per level: O(marked blocks x enabled levels),
-    // each change paid for once.
+    // Brings the groups up to the marked blocks, each changed group filed
+    // once per level however many of its blocks changed.
     void file_groups() const noexcept {
-        if (unfiled_count_ == 0) return;
         const std::uint32_t group_levels = attached_shape_.levels & ~1U;
-        // A block given back as it was taken (a job placed and released
-        // between two reads) moves no group: only the others are kept.
+        // A block given back as it was taken moves no group: only the
+        // others are kept.
         std::size_t changed = 0;
         for (std::size_t i = 0; i < unfiled_count_; ++i) {
             const domain_id d = unfiled_blocks_[i];
             unfiled_[d] = 0;
-            const std::uint32_t whole = qualifying_[std::size_t{d} * kept_thresholds_];
-            const std::uint32_t before = grouped_whole_[d];
+            const std::uint32_t whole = qualifying_[std::size_t{d} * thresholds_], before = grouped_whole_[d];
             if (whole == before) continue;
             grouped_whole_[d] = whole;
             for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
@@ -971,31 +810,14 @@ private:
             unfiled_blocks_[changed++] = d;
         }
         unfiled_count_ = 0;
-        const std::span<const domain_id> unfiled(unfiled_blocks_.data(), changed);
         for (std::uint32_t levels = group_levels; levels != 0; levels &= levels - 1) {
             const auto level = static_cast<std::uint32_t>(std::countr_zero(levels));
             group_summary& g = groups_[level];
-            if (!g.indexed) continue;
-            // A multi-block job marks the blocks of a group one after
-            // another: the group is filed once for them.
-            std::uint32_t last = npos32;
-            for (domain_id d : unfiled) {
-                const std::uint32_t group = d >> level;
-                if (group == last) continue;
-                last = group;
-                g.by_free_nodes.assign_nonzero(group, g.free_nodes[group]);
-            }
+            std::uint32_t last = npos32;  // a multi-block job marks a group's blocks one after another
+            for (std::size_t i = 0; g.by_free_nodes.items() != 0 && i < changed; ++i)
+                if (const std::uint32_t group = unfiled_blocks_[i] >> level; group != last)
+                    g.by_free_nodes.assign_nonzero(last = group, g.free_nodes[group]);
         }
-    }
-
-    // `unfiled`: the block is filed under no key (it was full), so its
-    // count is filed even when it stayed.
-    void file_block(std::uint32_t t, domain_id b, std::uint32_t count, bool unfiled) noexcept {
-        std::uint32_t& kept = qualifying_[std::size_t{b} * kept_thresholds_ + t];
-        if (kept == count && !unfiled) return;
-        kept = count;
-        // A block that was full is filed nowhere, as a count of 0 is.
-        if (!unfiled || count != 0) blocks_by_qualifying_[t].assign_nonzero(b, count);
     }
 
     // The item with the fewest (>= rem) qualifying nodes, the later on ties.
@@ -1013,7 +835,7 @@ private:
     }
     // The later of `filed` (npos32: none) and the last full block. Out of
     // line: most answers come from the buckets alone.
-    TOPOBLOCK_NOINLINE std::uint32_t later_full(std::uint32_t filed) const noexcept {
+    std::uint32_t later_full(std::uint32_t filed) const noexcept {
         const std::size_t last = full_blocks_.find_last();
         if (last == full_blocks_.size()) return filed;
         const auto full = static_cast<std::uint32_t>(last);
@@ -1025,7 +847,7 @@ private:
         if (level == 0) return tightest_block(t, rem);
         file_groups();
         const group_summary& g = groups_[level];
-        if (g.indexed) return tightest(g.by_free_nodes, rem);
+        if (g.by_free_nodes.items() != 0) return tightest(g.by_free_nodes, rem);
         std::uint32_t best = npos32;
         for (std::uint32_t i = 0; i < g.free_nodes.size(); ++i)
             if (g.free_nodes[i] >= rem && (best == npos32 || g.free_nodes[i] <= g.free_nodes[best])) best = i;
