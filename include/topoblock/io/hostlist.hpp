@@ -5,9 +5,9 @@
 // The grammar and the canonical form follow Slurm's src/common/hostlist.c
 // (see docs/formats.md for the rules and where each one comes from).
 
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -47,16 +47,16 @@
 // - A single Node object (`kubectl get node NAME -o json`) is a listing of
 //   one.
 
-#include "topoblock/io/detail/json.hpp"
-#include "topoblock/io/hostlist.hpp"
-#include "topoblock/state/health.hpp"
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
-#include "topoblock/support/text_lines.hpp"
-#include "topoblock/support/utf8_bom.hpp"
-#include "topoblock/topology/builder.hpp"
-#include "topoblock/topology/topology.hpp"
+#include <topoblock/io/detail/json.hpp>
+#include <topoblock/io/hostlist.hpp>
+#include <topoblock/state/health.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
+#include <topoblock/support/text_lines.hpp>
+#include <topoblock/support/utf8_bom.hpp>
+#include <topoblock/topology/builder.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <array>

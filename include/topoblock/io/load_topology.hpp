@@ -11,20 +11,20 @@
 // which topoblock.hpp's core leaves out. read_topology does the same from
 // text already in memory.
 
-#include "topoblock/io/hostlist.hpp"
-#include "topoblock/io/k8s_nodes.hpp"
-#include "topoblock/io/slurm_cluster.hpp"
-#include "topoblock/io/topology_conf.hpp"
-#include "topoblock/io/topology_yaml.hpp"
-#include "topoblock/state/health.hpp"
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
-#include "topoblock/support/read_file.hpp"
-#include "topoblock/support/text_lines.hpp"
-#include "topoblock/support/utf8_bom.hpp"
-#include "topoblock/topology/presets.hpp"
-#include "topoblock/topology/topology.hpp"
+#include <topoblock/io/hostlist.hpp>
+#include <topoblock/io/k8s_nodes.hpp>
+#include <topoblock/io/slurm_cluster.hpp>
+#include <topoblock/io/topology_conf.hpp>
+#include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/state/health.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
+#include <topoblock/support/read_file.hpp>
+#include <topoblock/support/text_lines.hpp>
+#include <topoblock/support/utf8_bom.hpp>
+#include <topoblock/topology/presets.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <cstdint>
 #include <optional>

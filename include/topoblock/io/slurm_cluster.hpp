@@ -6,12 +6,12 @@
 // plain data (no io header builds a policy: slurm_block(c.settings) does).
 // docs/slurm-block.md explains the mapping.
 
-#include "topoblock/io/slurm_topology.hpp"
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
-#include "topoblock/topology/builder.hpp"
-#include "topoblock/topology/topology.hpp"
+#include <topoblock/io/slurm_topology.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
+#include <topoblock/topology/builder.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -7,10 +7,10 @@
 // src/plugins/topology/tree/switch_record.c and the topology.conf(5) /
 // topology.yaml(5) man pages; docs/formats.md lists each rule and its source.
 
-#include "topoblock/policy/slurm_block.hpp"
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
+#include <topoblock/policy/slurm_block.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -10,13 +10,13 @@
 // "#" starts a comment ("\#" is a literal #, "\\" a backslash), a trailing backslash joins the
 // next line, values may be double-quoted. See docs/formats.md.
 
-#include "topoblock/io/hostlist.hpp"
-#include "topoblock/io/slurm_topology.hpp"
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
-#include "topoblock/support/text_lines.hpp"
-#include "topoblock/support/utf8_bom.hpp"
+#include <topoblock/io/hostlist.hpp>
+#include <topoblock/io/slurm_topology.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
+#include <topoblock/support/text_lines.hpp>
+#include <topoblock/support/utf8_bom.hpp>
 
 #include <cstddef>
 #include <cstdint>

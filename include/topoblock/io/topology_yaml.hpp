@@ -24,13 +24,13 @@
 // scalars, plain and quoted scalars, comments); anything else is an error
 // with line and column, never a crash. See docs/formats.md.
 
-#include "topoblock/io/hostlist.hpp"
-#include "topoblock/io/slurm_topology.hpp"
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
-#include "topoblock/support/text_lines.hpp"
-#include "topoblock/support/utf8_bom.hpp"
+#include <topoblock/io/hostlist.hpp>
+#include <topoblock/io/slurm_topology.hpp>
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
+#include <topoblock/support/text_lines.hpp>
+#include <topoblock/support/utf8_bom.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 // Reading a whole file, for the opt-in headers that take a path.
 
-#include "topoblock/support/expected.hpp"
+#include <topoblock/support/expected.hpp>
 
 #include <array>
 #include <cstdio>

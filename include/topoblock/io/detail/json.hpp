@@ -10,10 +10,10 @@
 // positions errors report. Errors give the line and column (1-based, in
 // bytes) and quote the offending text with detail::quoted.
 
-#include "topoblock/support/error.hpp"
-#include "topoblock/support/expected.hpp"
-#include "topoblock/support/quote.hpp"
-#include "topoblock/support/utf8_bom.hpp"
+#include <topoblock/support/error.hpp>
+#include <topoblock/support/expected.hpp>
+#include <topoblock/support/quote.hpp>
+#include <topoblock/support/utf8_bom.hpp>
 
 #include <cstddef>
 #include <cstdint>
