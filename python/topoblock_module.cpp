@@ -10,20 +10,20 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <topoblock/simulate_command.hpp>  // the program's workload loading, so both replay the same jobs
-
-#include <topoblock/io/k8s_nodes.hpp>
 #include <topoblock/io/hostlist.hpp>
-#include <topoblock/io/slurm_cluster.hpp>
-#include <topoblock/io/topology_conf.hpp>
-#include <topoblock/io/topology_yaml.hpp>
+#include <topoblock/io/load_topology.hpp>
 #include <topoblock/metrics/metrics.hpp>
 #include <topoblock/policy/registry.hpp>
+#include <topoblock/sim/cost_model.hpp>
 #include <topoblock/sim/engine.hpp>
+#include <topoblock/sim/failures.hpp>
+#include <topoblock/sim/load.hpp>
 #include <topoblock/sim/queue.hpp>
 #include <topoblock/sim/report.hpp>
 #include <topoblock/sim/synthetic.hpp>
 #include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/sim/workload_source.hpp>
+#include <topoblock/support/name_list.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <cmath>
@@ -140,41 +140,50 @@ inline cluster from_spec(const std::string& spec) {
     return cluster{std::move(*t), std::nullopt, {}, spec};
 }
 
-inline std::vector<std::string> node_order_of(const std::optional<std::string>& nodes) {
-    if (!nodes) return {};
-    auto names = io::expand_hostlist(*nodes);
-    if (!names) raise("parse_error", "nodes: " + names.error().to_string());
-    return std::move(*names);
+// The loader's options from the keyword arguments of load() and read().
+inline io::topology_load_options load_options_of(std::int64_t gpus_per_node, const std::optional<std::string>& nodes) {
+    io::topology_load_options options;
+    options.gpus_per_node = count_of(gpus_per_node, "gpus_per_node", 1, 64);
+    if (nodes) {
+        auto names = io::expand_hostlist(*nodes);
+        if (!names) raise("parse_error", "nodes: " + names.error().to_string());
+        options.node_order = std::move(*names);
+    }
+    return options;
 }
 
-inline cluster from_slurm(expected<io::slurm_cluster, error> made, std::string source) {
-    if (!made) raise("parse_error", source + ": " + made.error().to_string());
-    return cluster{std::move(made->topo), std::move(made->policy), {}, std::move(source)};
+inline cluster cluster_of(expected<io::loaded_topology, error> loaded, std::string source) {
+    if (!loaded) raise("parse_error", loaded.error().to_string());
+    cluster c{std::move(loaded->topo), std::nullopt, std::move(loaded->health), std::move(source)};
+    if (loaded->slurm) c.slurm = slurm_block(*loaded->slurm);
+    return c;
 }
 
-inline cluster from_topology_conf(std::string_view text, std::int64_t gpus_per_node,
-                                  const std::optional<std::string>& nodes) {
-    const std::uint32_t gpus = count_of(gpus_per_node, "gpus_per_node", 1, 64);
-    auto conf = io::parse_topology_conf(text);
-    if (!conf) raise("parse_error", "topology.conf: " + conf.error().to_string());
-    const auto order = node_order_of(nodes);
-    return from_slurm(io::make_slurm_cluster(*conf, gpus, order), "topology.conf");
+// A topology as `topoblock simulate --topology` takes it: a file of any
+// format the loader reads (io::load_topology), else a spec.
+inline cluster load_cluster(const std::string& source, std::int64_t gpus_per_node,
+                            const std::optional<std::string>& nodes) {
+    return cluster_of(io::load_topology(source, load_options_of(gpus_per_node, nodes)), source);
 }
 
-inline cluster from_topology_yaml(std::string_view text, std::int64_t gpus_per_node,
-                                  const std::optional<std::string>& nodes) {
-    const std::uint32_t gpus = count_of(gpus_per_node, "gpus_per_node", 1, 64);
-    auto set = io::parse_topology_yaml(text);
-    if (!set) raise("parse_error", "topology.yaml: " + set.error().to_string());
-    const auto order = node_order_of(nodes);
-    return from_slurm(io::make_slurm_cluster(*set, gpus, order), "topology.yaml");
+// A topology file's text already in memory (io::read_topology); `name`, a
+// file name or empty, helps tell the format and names the text in errors.
+inline cluster read_cluster(std::string_view text, const std::string& name, std::int64_t gpus_per_node,
+                            const std::optional<std::string>& nodes) {
+    auto loaded = io::read_topology(text, name, load_options_of(gpus_per_node, nodes));
+    std::string source = name;
+    if (loaded && source.empty()) source = std::string(io::format_name(loaded->format)) + " text";
+    return cluster_of(std::move(loaded), std::move(source));
 }
 
-inline cluster from_k8s_nodes(std::string_view text, std::int64_t default_gpus_per_node) {
-    const std::uint32_t gpus = count_of(default_gpus_per_node, "default_gpus_per_node", 1, 64);
-    auto k8s = io::read_k8s_nodes(text, gpus);
-    if (!k8s) raise("parse_error", "kubectl node listing: " + k8s.error().to_string());
-    return cluster{std::move(k8s->topo), std::nullopt, std::move(k8s->health), "kubectl get nodes"};
+// A path given as a str or an os.PathLike.
+inline std::string path_of(const py::object& path, std::string_view what) {
+    if (py::isinstance<py::str>(path)) return path.cast<std::string>();
+    if (py::hasattr(path, "__fspath__")) {
+        const py::object p = path.attr("__fspath__")();
+        if (py::isinstance<py::str>(p)) return p.cast<std::string>();
+    }
+    raise_invalid(std::string(what) + " must be a str or a path");
 }
 
 inline py::list domains_of(const topology& t) {
@@ -479,7 +488,10 @@ inline std::vector<std::string> policies_of(const py::object& policies) {
     if (py::isinstance<py::str>(policies)) {
         const auto text = policies.cast<std::string>();
         if (text == "all") names.assign(policy_names.begin(), policy_names.end());
-        else names = cli::detail::split_list(text);
+        else {
+            std::vector<std::string> repeated;  // each policy runs once, as in the program
+            names = detail::split_list(text, repeated);
+        }
     } else {
         for_each_item(policies, "policies", [&](const py::handle& p) { names.push_back(p.cast<std::string>()); });
     }
@@ -528,39 +540,24 @@ inline py::dict simulate(const cluster& c, const py::object& workload, const py:
         raise_invalid(checked.error().to_string());
 
     // The workload, as `topoblock simulate` loads it for a mix or a trace.
-    cli::detail::loaded_workload loaded;
+    sim::loaded_workload loaded;
     py::list bad_rows;
     if (py::isinstance<py::str>(workload) || py::hasattr(workload, "__fspath__")) {
-        cli::simulate_settings s;
-        s.workload = py::str(workload).cast<std::string>();
-        if (py::hasattr(workload, "__fspath__")) s.workload = workload.attr("__fspath__")().cast<std::string>();
-        s.jobs = a.jobs;
-        s.load = a.load;
-        s.seed = a.seed;
-        if (sim::find_mix(s.workload)) {
-            auto made = cli::detail::load_workload(s, c.topo);
-            if (!made) raise("parse_error", made.error().to_string());
-            loaded = std::move(*made);
-        } else {
-            auto read = sim::read_trace_csv_file(s.workload);
-            if (!read) raise("parse_error", read.error().to_string());
-            for (const auto& bad : read->bad_rows) bad_rows.append(bad.to_string());
-            // The rows left are a workload the program's loader rescales.
-            const std::size_t bad_count = read->bad_row_count;
-            loaded.jobs = std::move(read->jobs);
-            loaded.offered_load = cli::detail::offered_load_of(loaded.jobs, c.topo.gpu_count());
-            if (a.load && loaded.offered_load > 0.0) {
-                const double scale = loaded.offered_load / *a.load;
-                for (auto& j : loaded.jobs.jobs) j.submit_s *= scale;
-                loaded.offered_load = *a.load;
-            }
-            loaded.description = loaded.jobs.name + " trace, " + std::to_string(loaded.jobs.jobs.size()) + " jobs";
-            if (bad_count > read->bad_rows.size())
-                bad_rows.append(std::to_string(bad_count - read->bad_rows.size()) + " more bad rows");
-        }
+        sim::workload_source source;
+        source.name = path_of(workload, "workload");
+        source.jobs = a.jobs;
+        source.load = a.load;
+        source.seed = a.seed;
+        source.load_name = "load";
+        auto made = sim::load_workload(source, c.topo.gpu_count());
+        if (!made) raise("parse_error", made.error().to_string());
+        loaded = std::move(*made);
+        for (const auto& bad : loaded.bad_rows) bad_rows.append(bad.to_string());
+        if (loaded.bad_row_count > loaded.bad_rows.size())
+            bad_rows.append(std::to_string(loaded.bad_row_count - loaded.bad_rows.size()) + " more bad rows");
     } else {
         loaded.jobs = jobs_of(workload);
-        loaded.offered_load = cli::detail::offered_load_of(loaded.jobs, c.topo.gpu_count());
+        loaded.offered_load = sim::offered_load(loaded.jobs, c.topo.gpu_count());
         loaded.description = "python jobs, " + std::to_string(loaded.jobs.jobs.size()) + " jobs";
     }
 
@@ -666,12 +663,18 @@ PYBIND11_MODULE(topoblock, m) {
             },
             "family"_a, "count"_a, "per_group"_a = 0,
             "`count` systems of a family (nvl72, gb300, nvl36x2, hgx8), grouped `per_group` to a level")
-        .def_static("from_topology_conf", &from_topology_conf, "text"_a, "gpus_per_node"_a = 4,
-                    "nodes"_a = py::none(), "From Slurm topology.conf text (block plugin)")
-        .def_static("from_topology_yaml", &from_topology_yaml, "text"_a, "gpus_per_node"_a = 4,
-                    "nodes"_a = py::none(), "From Slurm topology.yaml text (its default topology)")
-        .def_static("from_k8s_nodes", &from_k8s_nodes, "text"_a, "default_gpus_per_node"_a = 4,
-                    "From `kubectl get nodes --show-labels` output (NVLink cliques, node health)")
+        .def_static(
+            "load",
+            [](const py::object& source, std::int64_t gpus_per_node, const std::optional<std::string>& nodes) {
+                return load_cluster(path_of(source, "source"), gpus_per_node, nodes);
+            },
+            "source"_a, py::kw_only(), "gpus_per_node"_a = 4, "nodes"_a = py::none(),
+            "From a file (a spec, Slurm topology.conf or topology.yaml, `kubectl get nodes --show-labels` or "
+            "`-o json` output; the format is told from the content) or, when no such file exists, a spec")
+        .def_static("read", &read_cluster, "text"_a, py::kw_only(), "name"_a = "", "gpus_per_node"_a = 4,
+                    "nodes"_a = py::none(),
+                    "From the text of a topology file of any format Topology.load reads; `name` (a file name) "
+                    "helps tell the format and names the text in errors")
         .def_property_readonly("domain_count", [](const cluster& c) { return c.topo.domain_count(); })
         .def_property_readonly("node_count", [](const cluster& c) { return c.topo.node_count(); })
         .def_property_readonly("gpu_count", [](const cluster& c) { return c.topo.gpu_count(); })
@@ -791,11 +794,12 @@ PYBIND11_MODULE(topoblock, m) {
            double node_mtbf_hours, double repair_hours, std::int64_t max_requeues, bool job_records, bool timeline) {
             if (!py::isinstance<py::str>(topology_arg) && !py::isinstance<cluster>(topology_arg))
                 raise_invalid("topology must be a Topology or a spec string");
-            const cluster c = py::isinstance<py::str>(topology_arg) ? from_spec(topology_arg.cast<std::string>())
-                                                                   : topology_arg.cast<cluster>();
+            const cluster c = py::isinstance<py::str>(topology_arg)
+                                  ? load_cluster(topology_arg.cast<std::string>(), 4, std::nullopt)
+                                  : topology_arg.cast<cluster>();
             simulate_args a;
-            a.jobs = count_of(jobs, "jobs", 1, static_cast<std::int64_t>(cli::max_synthetic_jobs));
-            if (load) a.load = real_of(*load, "load", 0.0, cli::detail::max_load);
+            a.jobs = count_of(jobs, "jobs", 1, static_cast<std::int64_t>(sim::max_synthetic_jobs));
+            if (load) a.load = real_of(*load, "load", 0.0, sim::max_offered_load);
             if (load && *load <= 0.0) raise_invalid("load must be above 0");
             a.queue = std::move(queue);
             a.seed = seed;
@@ -805,8 +809,8 @@ PYBIND11_MODULE(topoblock, m) {
             if (until) a.engine.until_s = real_of(*until, "until", 0.0, forever);
             if (snapshot) a.engine.snapshot_s = real_of(*snapshot, "snapshot", 0.0, forever);
             a.engine.cost.comm_share = real_of(comm_share, "comm_share", 0.0, 1.0);
-            a.engine.cost.nvlink_gb_per_s = real_of(nvlink_gbps, "nvlink_gbps", cli::detail::min_gbps, cli::detail::max_gbps);
-            a.engine.cost.infiniband_gb_per_s = real_of(ib_gbps, "ib_gbps", cli::detail::min_gbps, cli::detail::max_gbps);
+            a.engine.cost.nvlink_gb_per_s = real_of(nvlink_gbps, "nvlink_gbps", sim::min_link_gb_per_s, sim::max_link_gb_per_s);
+            a.engine.cost.infiniband_gb_per_s = real_of(ib_gbps, "ib_gbps", sim::min_link_gb_per_s, sim::max_link_gb_per_s);
             a.engine.cost.stretch_runtime = stretch;
             // As the program's --node-mtbf-hours: below an hour per node,
             // failures outnumber every other event so far that a replay takes hours.

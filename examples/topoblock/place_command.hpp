@@ -14,6 +14,7 @@
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/request/request_text.hpp>
 #include <topoblock/support/quote.hpp>
+#include <topoblock/support/read_file.hpp>
 #include <topoblock/support/text_lines.hpp>
 #include <topoblock/topoblock.hpp>
 
@@ -94,6 +95,16 @@ inline expected<io::loaded_topology, error> load(const place_options& o) {
         auto names = io::expand_hostlist(o.nodes);
         if (!names) return unexpected(make_error("--nodes: " + names.error().to_string()));
         options.node_order = std::move(*names);
+        // --nodes with a file that is not a Slurm file is named as such,
+        // before the loader refuses the node order.
+        if (auto text = topoblock::detail::read_regular_file(o.topology)) {
+            const io::topology_format format = io::sniff_topology_format(o.topology, *text);
+            if (format == io::topology_format::kubectl_labels || format == io::topology_format::kubectl_json)
+                return unexpected(make_error("--nodes applies to Slurm files, not to a kubectl listing"));
+            if (format == io::topology_format::spec)
+                return unexpected(make_error("--nodes applies to Slurm files, not to a spec file"));
+            return io::read_topology(*text, o.topology, options);
+        }
     }
     return io::load_topology(o.topology, options);
 }
@@ -361,6 +372,9 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
 inline std::string unused_with_preset(const place_options& o) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(o.topology, ec)) return {};
+    // Neither a file nor a spec: the loader names that.
+    if (o.nodes.empty() && !o.gpus_per_node_given) return {};
+    if (!parse_topology_spec(o.topology)) return {};
     const std::string preset = topoblock::detail::quoted(o.topology);
     if (!o.nodes.empty()) return "--nodes applies to Slurm topology files, not to the preset " + preset;
     if (o.gpus_per_node_given)
@@ -410,13 +424,15 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
         out << place_detail::usage_text;
         return 0;
     }
+    // Before loading: the loader's own refusal of a node order would hide
+    // which option does not apply.
+    if (const std::string unused = place_detail::unused_with_preset(o); !unused.empty()) {
+        err << "topoblock place: " << unused << '\n';
+        return 2;
+    }
     auto cluster = place_detail::load(o);
     if (!cluster) {
         err << "topoblock place: --topology: " << cluster.error().to_string() << '\n';
-        return 2;
-    }
-    if (const std::string unused = place_detail::unused_with_preset(o); !unused.empty()) {
-        err << "topoblock place: " << unused << '\n';
         return 2;
     }
     policy_settings settings;

@@ -13,7 +13,9 @@
 #include <topoblock/sim/report.hpp>
 #include <topoblock/sim/synthetic.hpp>
 #include <topoblock/sim/trace_csv.hpp>
+#include <topoblock/sim/workload_source.hpp>
 #include <topoblock/request/request_text.hpp>
+#include <topoblock/support/name_list.hpp>
 #include <topoblock/support/parse_number.hpp>
 #include <topoblock/support/quote.hpp>
 #include <topoblock/topoblock.hpp>
@@ -40,10 +42,6 @@
 #endif
 
 namespace topoblock::cli {
-
-// The most jobs --jobs may ask of a synthetic mix (a few GB of jobs and
-// outcomes); a trace has no such bound.
-inline constexpr std::uint64_t max_synthetic_jobs = 100'000'000;
 
 // Everything the command line sets, with the defaults of the main job.
 struct simulate_settings {
@@ -100,51 +98,27 @@ inline void simulate_usage(std::FILE* to) {
         to);
 }
 
-// The ranges of the numeric options (docs/simulate.md). Bandwidths: their
-// ratio stays finite. Loads: beyond 1000 times the cluster every job
-// arrives at once anyway.
-inline constexpr double max_load = 1000.0;
-inline constexpr double min_gbps = 1e-3, max_gbps = 1e6;
+// The ranges of the numeric options (docs/simulate.md): the library's
+// (sim::max_synthetic_jobs, sim::max_offered_load, sim::min_link_gb_per_s,
+// sim::max_link_gb_per_s) and the 32-bit counts.
 inline constexpr std::uint64_t max_u32 = std::numeric_limits<std::uint32_t>::max();
 
-struct loaded_workload {
-    sim::workload jobs;
-    std::string description;
-    double offered_load = 0.0;   // the target (synthetic) or the trace's own
-    double realized_load = 0.0;  // what a synthetic draw actually asks; 0 for traces
-};
-
-inline expected<loaded_workload, error> load_workload(const simulate_settings& s, const topology& topo) {
-    loaded_workload out;
-    if (auto mix = sim::find_mix(s.workload)) {
-        sim::generate_options g;
-        g.jobs = s.jobs;
-        g.offered_load = s.load.value_or(0.85);
-        g.cluster_gpus = topo.gpu_count();
-        g.seed = s.seed;
-        out.jobs = sim::generate(*mix, g);
-        out.offered_load = g.offered_load;
-        out.description = s.workload + "-like synthetic mix, " + std::to_string(out.jobs.jobs.size()) + " jobs";
-        // Heavy-tailed run times make one draw's load differ from the target.
-        out.realized_load = sim::offered_load(out.jobs, topo.gpu_count());
-        return out;
-    }
-    auto read = sim::read_trace_csv_file(s.workload);
-    if (!read) return unexpected(std::move(read).error());
-    for (const auto& bad : read->bad_rows)
+// The workload the settings name, as the library loads it; a trace's skipped
+// rows are reported on stderr.
+inline expected<sim::loaded_workload, error> load_workload(const simulate_settings& s, const topology& topo) {
+    sim::workload_source source;
+    source.name = s.workload;
+    source.jobs = s.jobs;
+    source.load = s.load;
+    source.seed = s.seed;
+    source.load_name = "--load";
+    auto out = sim::load_workload(source, topo.gpu_count());
+    if (!out) return out;
+    for (const auto& bad : out->bad_rows)
         std::fprintf(stderr, "topoblock simulate: %s: skipped %s\n", s.workload.c_str(), bad.to_string().c_str());
-    if (read->bad_row_count > read->bad_rows.size())
+    if (out->bad_row_count > out->bad_rows.size())
         std::fprintf(stderr, "topoblock simulate: %s: skipped %zu more bad rows (%zu in all)\n", s.workload.c_str(),
-                     read->bad_row_count - read->bad_rows.size(), read->bad_row_count);
-    out.jobs = std::move(read->jobs);
-    out.offered_load = sim::offered_load(out.jobs, topo.gpu_count());
-    if (s.load) {
-        if (!sim::rescale_to_load(out.jobs, topo.gpu_count(), *s.load))
-            return unexpected(make_error(s.workload + ": --load does not apply: every job is submitted at the same moment, "
-                                         "so no rescaling of arrivals reaches a load"));
-        out.offered_load = *s.load;
-    }
-    out.description = out.jobs.name + " trace, " + std::to_string(out.jobs.jobs.size()) + " jobs";
+                     out->bad_row_count - out->bad_rows.size(), out->bad_row_count);
     return out;
 }
 
@@ -204,15 +178,15 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             if (value != "easy" && value != "fifo") return refuse("easy or fifo");
             s.queue = v;
         } else if (flag == "--jobs") {
-            const auto n = parse_whole(value, 1, max_synthetic_jobs);
-            if (!n) return refuse("a whole number from 1 to " + std::to_string(max_synthetic_jobs), n.error());
+            const auto n = parse_whole(value, 1, sim::max_synthetic_jobs);
+            if (!n) return refuse("a whole number from 1 to " + std::to_string(sim::max_synthetic_jobs), n.error());
             s.jobs = static_cast<std::size_t>(*n);
         } else if (flag == "--seed") {
             const auto n = parse_whole(value);
             if (!n) return refuse("a whole number from 0 to 2^64-1", n.error());
             s.seed = s.engine.seed = *n;
         } else if (flag == "--load") {
-            const auto x = parse_real(value, 0.0, max_load);
+            const auto x = parse_real(value, 0.0, sim::max_offered_load);
             if (!x || *x <= 0.0)
                 return refuse("a number above 0 and at most 1000, e.g. 0.85", x ? number_problem::too_small : x.error());
             s.load = *x;
@@ -233,7 +207,7 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             if (!x) return refuse("a number from 0 to 1", x.error());
             s.engine.cost.comm_share = *x;
         } else if (flag == "--nvlink-gbps" || flag == "--ib-gbps") {
-            const auto x = parse_real(value, min_gbps, max_gbps);
+            const auto x = parse_real(value, sim::min_link_gb_per_s, sim::max_link_gb_per_s);
             if (!x) return refuse("GB/s from 0.001 to 1000000", x.error());
             (flag == "--nvlink-gbps" ? s.engine.cost.nvlink_gb_per_s : s.engine.cost.infiniband_gb_per_s) = *x;
         } else if (flag == "--node-mtbf-hours") {
@@ -273,22 +247,6 @@ inline std::string unused_option(const simulate_settings& s, const std::vector<s
         return "--block-gpus applies to contiguous-block, which --policy does not name";
     if (s.was_given("--snapshot") && s.svg_path.empty()) return "--snapshot sets the picture's moment, and --svg - draws none";
     return {};
-}
-
-// The names of a comma-separated list, each once, in first-seen order;
-// `repeated` gets the names given more than once.
-inline std::vector<std::string> split_list(std::string_view text, std::vector<std::string>& repeated) {
-    std::vector<std::string> out;
-    for (std::size_t start = 0; start <= text.size();) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        if (comma > start) {
-            std::string name(text.substr(start, comma - start));
-            if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
-            else if (std::find(repeated.begin(), repeated.end(), name) == repeated.end()) repeated.push_back(std::move(name));
-        }
-        start = comma + 1;
-    }
-    return out;
 }
 
 // Shows how far the replay is when it takes long; nothing when stderr is not
@@ -334,7 +292,7 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
 
     std::vector<std::string> names, repeated;
     if (s.policies == "all") names.assign(policy_names.begin(), policy_names.end());
-    else names = detail::split_list(s.policies, repeated);
+    else names = topoblock::detail::split_list(s.policies, repeated);
     for (const auto& name : repeated)
         std::fprintf(stderr, "topoblock simulate: --policy names %s more than once: it runs once\n",
                      topoblock::detail::quoted(name).c_str());

@@ -52,7 +52,7 @@ BlockName=b2 Nodes=n[5-8]
 
 
 def test_topology_conf():
-    t = tb.Topology.from_topology_conf(CONF, gpus_per_node=8)
+    t = tb.Topology.read(CONF, gpus_per_node=8)
     assert t.domain_names == ["b1", "b2"]
     assert t.gpu_count == 64 and t.has_slurm_blocks
     assert t.nodes[4]["name"] == "n5" and t.nodes[4]["domain"] == "b2"
@@ -64,7 +64,7 @@ def test_topology_conf():
 
 def test_topology_conf_error_has_line():
     with pytest.raises(tb.Error) as e:
-        tb.Topology.from_topology_conf("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodez=n[5-8]\n")
+        tb.Topology.read("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodez=n[5-8]\n")
     assert e.value.code == "parse_error"
     assert "line 2" in e.value.message
 
@@ -83,13 +83,13 @@ YAML = """\
 
 
 def test_topology_yaml():
-    t = tb.Topology.from_topology_yaml(YAML, gpus_per_node=4)
+    t = tb.Topology.read(YAML, gpus_per_node=4)
     assert t.domain_names == ["r1", "r2"] and t.node_count == 4 and t.gpu_count == 16
 
 
 def test_topology_yaml_error():
     with pytest.raises(tb.Error) as e:
-        tb.Topology.from_topology_yaml("- topology: x\n  block: [\n")
+        tb.Topology.read("- topology: x\n  block: [\n", name="topology.yaml")
     assert e.value.code == "parse_error"
 
 
@@ -102,7 +102,7 @@ gb-03   Ready,SchedulingDisabled   <none>   9d    v1.31.2   nvidia.com/gpu.cliqu
 
 
 def test_k8s_nodes_and_their_health():
-    t = tb.Topology.from_k8s_nodes(K8S)
+    t = tb.Topology.read(K8S)
     assert t.domain_names == ["c1.1", "c1.2"]
     assert [n["health"] for n in t.nodes] == ["up", "down", "drain"]
     a = tb.Allocator(t, "first-fit")
@@ -115,5 +115,63 @@ def test_k8s_nodes_and_their_health():
 
 def test_k8s_error():
     with pytest.raises(tb.Error) as e:
-        tb.Topology.from_k8s_nodes("NAME STATUS\nx Ready\n")
+        tb.Topology.read("NAME STATUS LABELS\nx Ready\n")
     assert e.value.code == "parse_error"
+
+
+K8S_JSON = """\
+{"kind": "List", "items": [
+ {"metadata": {"name": "gb-01", "labels": {"nvidia.com/gpu.clique": "c1.1", "nvidia.com/gpu.count": "4"}},
+  "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+ {"metadata": {"name": "gb-02", "labels": {"nvidia.com/gpu.clique": "c1.2", "nvidia.com/gpu.count": "4"}},
+  "spec": {"unschedulable": true}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+]}
+"""
+
+
+def test_k8s_json():
+    t = tb.Topology.read(K8S_JSON)
+    assert t.domain_names == ["c1.1", "c1.2"] and t.gpu_count == 8
+    assert [n["health"] for n in t.nodes] == ["up", "drain"]
+
+
+def test_read_names_the_text_in_errors():
+    with pytest.raises(tb.Error) as e:
+        tb.Topology.read("{", name="nodes.json")
+    assert e.value.code == "parse_error" and "nodes.json" in e.value.message
+
+
+def test_load_from_a_file_of_every_kind(tmp_path):
+    for name, text, domains in [("spec.txt", "# two racks\nnvl72:2\n", 2), ("topology.conf", CONF, 2),
+                                ("topology.yaml", YAML, 2), ("nodes.txt", K8S, 2), ("nodes.json", K8S_JSON, 2)]:
+        path = tmp_path / name
+        path.write_text(text)
+        from_path = tb.Topology.load(path, gpus_per_node=8)
+        from_str = tb.Topology.load(str(path), gpus_per_node=8)
+        assert from_path.domain_count == domains and from_path.source == str(path)
+        assert from_path.nodes == from_str.nodes
+        assert from_path.nodes == tb.Topology.read(text, name=name, gpus_per_node=8).nodes
+
+
+def test_load_takes_a_spec_when_no_file_has_the_name():
+    assert tb.Topology.load("nvl72:3").gpu_count == 216
+
+
+def test_load_refuses_what_is_neither_file_nor_spec(tmp_path):
+    with pytest.raises(tb.Error) as e:
+        tb.Topology.load(str(tmp_path / "missing.conf"))
+    assert e.value.code == "parse_error" and "neither a readable file nor a topology spec" in e.value.message
+    with pytest.raises(tb.Error) as e:
+        tb.Topology.load(tmp_path)  # a directory
+    assert e.value.code == "parse_error"
+
+
+def test_node_order_only_for_slurm_files():
+    t = tb.Topology.read(CONF, gpus_per_node=8, nodes="n[1-8],spare1")
+    assert t.node_names[-1] == "spare1" and t.node_count == 9
+    with pytest.raises(tb.Error) as e:
+        tb.Topology.read(K8S, nodes="gb-[01-03]")
+    assert "node order" in e.value.message
+    with pytest.raises(tb.Error) as e:
+        tb.Topology.read(CONF, gpus_per_node=0)
+    assert e.value.code == "invalid_argument"

@@ -68,10 +68,10 @@ topoblock place: line 15, column 16: give one of nodes= and gpus=, once
 # Command-line errors: exit status 2, nothing read.
 topoblock_run(NAME "no arguments" ARGS place STATUS 2 ERR_HAS "--topology is required")
 topoblock_run(NAME "unknown policy" ARGS place --topology nvl72:1 --policy random STATUS 2 ERR_HAS "unknown policy 'random'")
-topoblock_run(NAME "missing file" ARGS place --topology /no/such/file STATUS 2 ERR_HAS "'/no/such/file' is neither a readable file nor a preset")
+topoblock_run(NAME "missing file" ARGS place --topology /no/such/file STATUS 2 ERR_HAS "'/no/such/file' is neither a readable file nor a topology spec")
 # A directory opens as a stream but throws when read: named, not thrown.
 topoblock_run(NAME "a directory as topology" ARGS place --topology "${WORK}" INPUT "alloc j nodes=1\n" STATUS 2 OUT ""
-  ERR_HAS "topoblock place: --topology '" "' is not a regular file")  # (a long path is quoted short)
+  ERR_HAS "topoblock place: --topology: '" "' is not a regular file")  # (a long path is quoted short)
 foreach(bad 0 65 -1 nan inf 4x 4294967296 "")
   # (--flag=value: CMake drops an empty word from a list.)
   topoblock_run(NAME "--gpus-per-node ${bad}" ARGS place --topology "${eight}" "--gpus-per-node=${bad}" STATUS 2
@@ -98,6 +98,12 @@ topoblock_run(NAME "--gpus-per-node with a preset" ARGS place --topology nvl72:2
   ERR_HAS "--gpus-per-node applies to Slurm topology files and kubectl listings, not to the preset 'nvl72:2'")
 topoblock_run(NAME "--nodes with a kubectl listing" ARGS place --topology "${WORK}/nodes.txt" --nodes "gb-0[1-5]" STATUS 2
   ERR_HAS "--nodes applies to Slurm files, not to a kubectl listing")
+# A missing file with --nodes is named as missing, not as a preset.
+topoblock_run(NAME "--nodes with a missing file" ARGS place --topology /no/such/file --nodes "n[1-2]" STATUS 2
+  ERR_HAS "'/no/such/file' is neither a readable file nor a topology spec" ERR_LACKS "preset")
+file(WRITE "${WORK}/two.spec" "nvl72:2\n")
+topoblock_run(NAME "--nodes with a spec file" ARGS place --topology "${WORK}/two.spec" --nodes "n[1-2]" STATUS 2
+  ERR_HAS "--nodes applies to Slurm files, not to a spec file")
 
 # Echoed words are cut to a few dozen bytes and escaped (a 1 MB word shows
 # what the review's 100 MB one did).

@@ -88,8 +88,8 @@ endforeach()
 # --topology FILE: a spec in a file, a kubectl listing, and a Slurm file
 # named as one.
 file(WRITE "${WORK}/racks.conf" "BlockName=b1 Nodes=n[1-18]\nBlockName=b2 Nodes=n[19-36]\n")
-topoblock_run(NAME "a Slurm topology file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/racks.conf" STATUS 2
-  ERR_HAS "looks like a Slurm topology.conf or topology.yaml")
+topoblock_run(NAME "a Slurm topology file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/racks.conf" STATUS 0
+  OUT_HAS "(144 GPUs in 2 NVLink domains)")
 string(ASCII 239 187 191 bom)
 file(WRITE "${WORK}/cluster.spec" "${bom}# two racks\nnvl72:2\n")
 topoblock_run(NAME "a spec in a file, with a BOM" ARGS simulate ${run} --jobs 5 --topology "${WORK}/cluster.spec" STATUS 0
@@ -99,13 +99,14 @@ topoblock_run(NAME "a spec in a file, with a BOM" ARGS simulate ${run} --jobs 5 
 file(WRITE "${WORK}/bad.spec" "# c\n\n# d\nnvl72:x\n")
 topoblock_run(NAME "a bad spec in a file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/bad.spec" STATUS 2
   ERR_HAS "${WORK}/bad.spec: spec 'nvl72:x' (column 7): ")
-# A huge spec in a file is quoted short, its control bytes escaped.
+# A huge word in a file is quoted short, its control bytes escaped (a
+# control byte is no spec character: the file reads as topology.conf).
 string(ASCII 27 esc)
 string(REPEAT "9" 1000000 nines)
 string(REPEAT "9" 25 nines25)
 file(WRITE "${WORK}/huge.spec" "nvl72:${esc}${nines}\n")
 topoblock_run(NAME "a huge spec in a file" ARGS simulate ${run} --jobs 5 --topology "${WORK}/huge.spec" STATUS 2
-  ERR_HAS "spec 'nvl72:\\x1b${nines25}...' (column 7): " ERR_LACKS "${esc}")
+  ERR_HAS "huge.spec, line 1, column 1: " "'nvl72:\\x1b${nines25}...'" ERR_LACKS "${esc}")
 string(LENGTH "${_err}" n)
 if(n GREATER 400)
   message(FATAL_ERROR "the huge spec's message is ${n} bytes")

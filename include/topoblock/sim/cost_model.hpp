@@ -21,6 +21,11 @@
 
 namespace topoblock::sim {
 
+// The bandwidths a command line or script may set (GB/s per GPU per
+// direction): their ratio stays finite.
+inline constexpr double min_link_gb_per_s = 1e-3;
+inline constexpr double max_link_gb_per_s = 1e6;
+
 struct comm_cost_model {
     // NVLink 5 per GPU, per direction: 1.8 TB/s bidirectional (NVIDIA GB200
     // NVL72 datasheet).
