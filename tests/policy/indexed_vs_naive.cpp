@@ -205,8 +205,9 @@ TEST_CASE("contiguous-block: decides as its reference") {
         lockstep(*parse_topology_spec("nvl72:100"), p, ref, seed + 200, 8'000);
     }
     // Enough racks that the whole-domain windows of two and four racks are
-    // filed in buckets (more than 64 of them) and the larger ones scanned.
-    lockstep(*parse_topology_spec("nvl72:300@8"), contiguous_block(8), test::contiguous_block_reference(8), 39, 6'000, 40, multi_domain_request, 500);
+    // filed by word (more than 64 of them) and the larger ones scanned.
+    lockstep(*parse_topology_spec("nvl72:300@8"), contiguous_block(8), test::contiguous_block_reference(8), 39, 6'000, 40,
+             multi_domain_request, 500);
 }
 
 // 5 topologies x 30,000 operations and a 300-rack run.

@@ -3,6 +3,7 @@
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/policy/detail/domain_pick.hpp>
+#include <topoblock/policy/detail/place_each_segment.hpp>
 #include <topoblock/policy/detail/request_units.hpp>
 #include <topoblock/policy/detail/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
@@ -514,38 +515,27 @@ private:
     }
 
     // Each segment in turn as a buddy of the domain whose smallest
-    // sufficient free buddy, after the earlier segments, is smallest.
+    // sufficient free buddy, after the earlier segments, is smallest (a
+    // whole wholly free domain, the smallest, when no buddy can hold one).
     template <class State>
     errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         const bool as_buddy = fits_a_buddy(req, part);
-        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
-            domain_id best = npos32;
-            std::uint64_t best_size = ~std::uint64_t{0};
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const domain_shape info = state.topo().shape(d);
-                const bool touched = detail::touches_domain(out, info);
-                if (req.spread_segments && touched) continue;
-                std::uint64_t size = ~std::uint64_t{0};
-                if (as_buddy) {
-                    const std::uint32_t l = detail::smallest_level_at_least(
-                        detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
-                    if (l != detail::no_level) size = std::uint64_t{1} << l;
-                } else if (!touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part) {
-                    size = units.capacity_of(d);
-                }
-                if (size < best_size) {
-                    best = d;
-                    best_size = size;
-                }
+        const auto score = [&](domain_id d, bool touched) {
+            if (as_buddy) {
+                const std::uint32_t l = detail::smallest_level_at_least(
+                    detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
+                return l != detail::no_level ? std::uint64_t{1} << l : detail::no_fit;
             }
-            if (best == npos32) return units.shortfall(req.count);
-            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, best), need(state, req, part, best), out);
-            else detail::take_whole_domain(state, best, out);
-        }
-        return errc::ok;
+            return !touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
+                                                                                            : detail::no_fit;
+        };
+        const auto take = [&](domain_id d) {
+            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, d), need(state, req, part, d), out);
+            else detail::take_whole_domain(state, d, out);
+        };
+        return detail::place_each_segment(units, out, score, take);
     }
 
     std::vector<std::uint64_t> levels_;         // per domain: bit L = a free buddy of 2^L GPUs

@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/detail/place_each_segment.hpp>
 #include <topoblock/policy/detail/request_units.hpp>
 #include <topoblock/policy/detail/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
@@ -558,24 +559,12 @@ private:
     template <class State>
     errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
         const request& req = units.req;
-        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
-            domain_id best = npos32;
-            std::uint32_t best_free = npos32;
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const domain_shape info = state.topo().shape(d);
-                const bool touched = detail::touches_domain(out, info);
-                if (req.spread_segments && touched) continue;
-                const auto sum = detail::summarize_blocks(layouts_[d], free_blocks_for(state, d, out));
-                if (sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) && sum.free_blocks < best_free) {
-                    best = d;
-                    best_free = sum.free_blocks;
-                }
-            }
-            if (best == npos32) return units.shortfall(req.count);
-            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out);
-        }
-        return errc::ok;
+        const auto score = [&](domain_id d, bool) {
+            const auto sum = detail::summarize_blocks(layouts_[d], free_blocks_for(state, d, out));
+            return sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) ? sum.free_blocks : detail::no_fit;
+        };
+        const auto take = [&](domain_id d) { take_best_window(state, d, need_gpus(state, req, req.part_size(), d), out); };
+        return detail::place_each_segment(units, out, score, take);
     }
 
     std::uint32_t block_gpus_;
