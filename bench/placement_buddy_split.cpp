@@ -1,10 +1,10 @@
-// The placement kernels of bench/placement.hpp for buddy-split and its naive reference, in
+// The placement kernels of bench/placement.hpp for buddy-split, in
 // a file of their own (placement.hpp says why).
 
 #include "placement.hpp"
 
 namespace {
 
-const bool registered = topoblock::bench::register_policy_and_naive("buddy-split", topoblock::buddy_split{});
+const bool registered = topoblock::bench::register_policy("buddy-split", topoblock::buddy_split{});
 
 }  // namespace

@@ -2,6 +2,7 @@
 // GPUs; trays gb01-gb18 form rack01, gb19-gb36 rack02, ...).
 
 #include "describe.hpp"
+#include "reference/contiguous_block.hpp"
 
 #include <topoblock/policy/contiguous_block.hpp>
 #include <topoblock/policy/registry.hpp>
@@ -31,14 +32,12 @@ allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpu
 
 // Domains and block sizes whose layouts have and lack a short last block,
 // one with it alone and one of nodes whose GPUs do not divide the block:
-// what the word-at-a-time helpers are checked on against the block-by-block
+// what the run walks are checked on against the reference's block-by-block
 // ones.
 const std::pair<domain_info, std::uint32_t> shapes[] = {
     {{"rack", 0, 18, 4}, 8}, {{"rack", 0, 18, 4}, 16}, {{"rack", 0, 18, 4}, 24},
     {{"rack", 0, 11, 4}, 12}, {{"hgx", 0, 1, 8}, 16},  {{"odd", 0, 10, 3}, 8}, {{"rack", 0, 18, 4}, 48},
-    // Sub-blocks of two trays with a short last one (block_tables packs
-    // pairs of nodes): NVL36, and the most such sub-blocks whose windows
-    // the tables keep.
+    // Sub-blocks of two trays with a short last one: NVL36, and 15 trays.
     {{"nvl36", 0, 9, 4}, 8}, {{"odd", 0, 15, 4}, 8},
 };
 
@@ -55,29 +54,15 @@ void for_every_free_set(F&& f) {
     }
 }
 
-// The first disagreement, as text: CHECK(... == "") names it.
-template <class Blocks>
-std::string summaries_disagree() {
-    std::string wrong;
-    for_every_free_set<Blocks>([&](const domain_info& info, const detail::block_layout& l, const Blocks& free) {
-        const auto runs = detail::summarize_free_runs(l, free);
-        const auto blocks = detail::summarize_blocks(l, free);
-        if (wrong.empty() && (runs.free_blocks != blocks.free_blocks || runs.longest_run_gpus != blocks.longest_run_gpus))
-            wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
-                    std::to_string(free.word(0));
-    });
-    return wrong;
-}
-
 // The first need and set of free sub-blocks for which best_window and
-// best_window_scan choose different windows, as text.
+// the reference's try of every start choose different windows, as text.
 template <class Blocks>
 std::string windows_disagree() {
     std::string wrong;
     for_every_free_set<Blocks>([&](const domain_info& info, const detail::block_layout& l, const Blocks& free) {
         for (std::uint64_t need = 1; wrong.empty() && need <= info.gpu_count() + 1; ++need) {
             const auto runs = detail::best_window(l, free, need);
-            const auto scan = detail::best_window_scan(l, free, need);
+            const auto scan = test::best_window_by_every_start(l, free, need);
             if (runs.first != scan.first || runs.blocks != scan.blocks || runs.gpus != scan.gpus ||
                 runs.run_gpus != scan.run_gpus)
                 wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
@@ -87,58 +72,7 @@ std::string windows_disagree() {
     return wrong;
 }
 
-// The first set of free sub-blocks and need for which block_tables answer
-// other than summarize_blocks and best_window, as text.
-std::string tables_disagree() {
-    std::string wrong;
-    std::uint32_t windows_read = 0;
-    for_every_free_set<fixed_bitset<64>>([&](const domain_info& info, const detail::block_layout& l, const fixed_bitset<64>& free) {
-        const detail::block_tables tables(l, info.gpu_count());
-        if (!wrong.empty() || !tables.kept()) return;
-        const std::string where = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free " +
-                                  std::to_string(free.word(0));
-        const auto summary = detail::summarize_blocks(l, free);
-        if (tables.summary(free.word(0)).free_blocks != summary.free_blocks ||
-            tables.summary(free.word(0)).longest_run_gpus != summary.longest_run_gpus)
-            wrong = "summary of " + where;
-        for (std::uint64_t need = 0; wrong.empty() && need <= info.gpu_count() + 1; ++need) {
-            std::uint32_t first = 0, blocks = 0;
-            if (!tables.window(free.word(0), need, first, blocks)) {
-                if (need >= 1 && need <= info.gpu_count()) wrong = "no table entry for " + where;
-                continue;
-            }
-            ++windows_read;
-            const auto w = detail::best_window(l, free, need);
-            if (blocks != w.blocks || (blocks != 0 && first != w.first))
-                wrong = "window of " + where + ", need " + std::to_string(need);
-        }
-    });
-    if (wrong.empty() && windows_read == 0) wrong = "no window was read from a table";
-    // Free sub-blocks from every set of free nodes.
-    for (const auto& [info, block_gpus] : shapes) {
-        const auto l = detail::block_layout::of(info, block_gpus);
-        const detail::block_tables tables(l, info.gpu_count());
-        for (std::uint64_t nodes = 0; wrong.empty() && tables.kept() && nodes < std::uint64_t{1} << info.node_count; ++nodes) {
-            fixed_bitset<64> set;
-            set.set_word(0, nodes);
-            if (tables.free_blocks(nodes) != detail::free_blocks_among(set, l).word(0))
-                wrong = "free sub-blocks of " + info.name + " in blocks of " + std::to_string(l.nodes_per_block) +
-                        " nodes, free nodes " + std::to_string(nodes);
-        }
-    }
-    return wrong;
-}
-
 }  // namespace
-
-TEST_CASE("contiguous-block: the tables answer as the walks over free runs, for every free set and need") {
-    CHECK(tables_disagree() == "");
-    // Kept for few sub-blocks only: 18 trays in 4-GPU blocks are 18.
-    CHECK(detail::block_tables(detail::block_layout::of(domain_shape{0, 18, 4}, 8), 72).kept());
-    CHECK(detail::block_tables(detail::block_layout::of(domain_shape{0, 18, 4}, 16), 72).kept());
-    CHECK_FALSE(detail::block_tables(detail::block_layout::of(domain_shape{0, 18, 4}, 4), 72).kept());
-    CHECK_FALSE(detail::block_tables(detail::block_layout::of(domain_shape{0, 4, 0}, 8), 0).kept());
-}
 
 TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
     const domain_info rack{"rack01", 0, 18, 4};
@@ -156,20 +90,16 @@ TEST_CASE("contiguous-block: sub-block layout of an 18-tray rack") {
     CHECK(detail::block_layout::of(hgx, 16).tail_nodes == 1);  // a server is its own short block
 }
 
-TEST_CASE("contiguous-block: free runs are summarized as block by block") {
-    CHECK(summaries_disagree<fixed_bitset<64>>() == "");
-    CHECK(summaries_disagree<fixed_bitset<128>>() == "");  // the walk of several words
-}
-
 TEST_CASE("contiguous-block: the window chosen a run at a time is the scan's") {
     CHECK(windows_disagree<fixed_bitset<64>>() == "");
     CHECK(windows_disagree<fixed_bitset<128>>() == "");
 }
 
-// One word of wholly free nodes is turned into free sub-blocks with word
-// operations; several words go block by block: both must agree on every set
-// of free nodes of the layouts above (up to 18 nodes).
-TEST_CASE("contiguous-block: free sub-blocks from a word of free nodes are those found block by block") {
+// Free sub-blocks and their summary from sets of wholly free nodes of one
+// word and of two words, against a test of each block's nodes one by one
+// and the reference's block-by-block summary, for every set of free nodes
+// of the layouts above (up to 18 nodes).
+TEST_CASE("contiguous-block: free sub-blocks are the blocks whose every node is free") {
     std::string wrong;
     for (const auto& [info, block_gpus] : shapes) {
         const auto l = detail::block_layout::of(info, block_gpus);
@@ -178,7 +108,20 @@ TEST_CASE("contiguous-block: free sub-blocks from a word of free nodes are those
             fixed_bitset<128> two_words;
             one_word.set_word(0, bits);
             two_words.set_word(0, bits);
-            if (detail::free_blocks_among(one_word, l).word(0) != detail::free_blocks_among(two_words, l).word(0))
+            fixed_bitset<64> expected;
+            for (std::uint32_t b = 0; b < l.count(); ++b) {
+                bool all = true;
+                for (std::uint32_t i = l.first_node(b); i < l.first_node(b) + l.nodes_of(b); ++i)
+                    all = all && ((bits >> i) & 1U) != 0;
+                expected.assign(b, all);
+            }
+            const auto summary = test::summarize_block_by_block(l, expected);
+            const auto from_one = detail::free_blocks_among(one_word, l);
+            const auto from_two = detail::free_blocks_among(two_words, l);
+            const auto one = detail::summarize_blocks(l, from_one), two = detail::summarize_blocks(l, from_two);
+            if (!(from_one == expected) || from_two.word(0) != expected.word(0) || from_two.word(1) != 0 ||
+                one.free_blocks != summary.free_blocks || one.longest_run_gpus != summary.longest_run_gpus ||
+                two.free_blocks != summary.free_blocks || two.longest_run_gpus != summary.longest_run_gpus)
                 wrong = info.name + " blocks of " + std::to_string(l.nodes_per_block) + " nodes, free nodes " +
                         std::to_string(bits);
         }

@@ -4,6 +4,8 @@
 
 #include "../reference_model.hpp"
 #include "reference/best_fit.hpp"
+#include "reference/buddy_split.hpp"
+#include "reference/contiguous_block.hpp"
 #include "reference/slurm_block.hpp"
 
 #include <topoblock/allocator/allocator.hpp>
@@ -77,8 +79,8 @@ void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t
               std::uint32_t allocations = 60, request_maker make = random_request, std::size_t check_every = 4096) {
     CAPTURE(seed);
     // Comparing a policy with itself would prove nothing.
-    REQUIRE((std::string_view(naive.name()).ends_with("-naive") || std::string_view(naive.name()).ends_with("-reference")));
-    REQUIRE_FALSE(std::string_view(indexed.name()).ends_with("-naive"));
+    REQUIRE(std::string_view(naive.name()).ends_with("-reference"));
+    REQUIRE_FALSE(std::string_view(indexed.name()).ends_with("-reference"));
     auto fast = std::move(*allocator<Fast>::create(topo, indexed));
     auto slow = std::move(*allocator<Reference>::create(topo, naive));
     rng r(seed);
@@ -117,12 +119,6 @@ void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t
             if (op % check_every == 0) REQUIRE(fast.policy().check(fast.state()) == "");
     }
     CHECK(placed > operations * allocations / 300);
-}
-
-template <class Policy>
-Policy naive_of(Policy p) {
-    p.use_indexes = false;
-    return p;
 }
 
 topology partial_racks_in_leaves() {
@@ -189,34 +185,35 @@ TEST_CASE("best-fit: indexed and its reference decide identically") {
 // 300-rack run. Twenty-four racks in groups of four, mostly released, give
 // the kept whole-domain windows (multi-domain jobs) windows of every size,
 // inside groups and across them.
-TEST_CASE("contiguous-block: indexed and naive decide identically") {
+TEST_CASE("contiguous-block: decides as its reference") {
     std::uint64_t seed = 31;
     for (std::uint32_t block : {8U, 16U}) {
         CAPTURE(block);
         const contiguous_block p(block);
-        lockstep(*parse_topology_spec("nvl72:8"), p, naive_of(p), seed++, 15'000);
-        lockstep(*parse_topology_spec("nvl72:4"), p, naive_of(p), seed++, 15'000, 45);
-        lockstep(*parse_topology_spec("nvl72:24@4"), p, naive_of(p), seed + 100, 15'000, 45);
-        lockstep(partial_racks_in_leaves(), p, naive_of(p), seed++, 15'000);
-        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, naive_of(p), seed++, 15'000);
+        const test::contiguous_block_reference ref(block);
+        lockstep(*parse_topology_spec("nvl72:8"), p, ref, seed++, 15'000);
+        lockstep(*parse_topology_spec("nvl72:4"), p, ref, seed++, 15'000, 45);
+        lockstep(*parse_topology_spec("nvl72:24@4"), p, ref, seed + 100, 15'000, 45);
+        lockstep(partial_racks_in_leaves(), p, ref, seed++, 15'000);
+        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, ref, seed++, 15'000);
         // Enough racks that the run-length buckets span two words.
-        lockstep(*parse_topology_spec("nvl72:100"), p, naive_of(p), seed + 200, 8'000);
+        lockstep(*parse_topology_spec("nvl72:100"), p, ref, seed + 200, 8'000);
     }
     // Enough racks that the whole-domain windows of two and four racks are
-    // filed in buckets (more than 64 of them) and the larger ones scanned.
-    const contiguous_block p(8);
-    lockstep(*parse_topology_spec("nvl72:300@8"), p, naive_of(p), 39, 6'000, 40, multi_domain_request, 500);
+    // filed by word (more than 64 of them) and the larger ones scanned.
+    lockstep(*parse_topology_spec("nvl72:300@8"), contiguous_block(8), test::contiguous_block_reference(8), 39, 6'000, 40,
+             multi_domain_request, 500);
 }
 
 // 5 topologies x 30,000 operations and a 300-rack run.
-TEST_CASE("buddy-split: indexed and naive decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, naive_of(buddy_split{}), 41, 30'000);
-    lockstep(*parse_topology_spec("nvl72:4"), buddy_split{}, naive_of(buddy_split{}), 44, 30'000, 45);
-    lockstep(*parse_topology_spec("nvl72:24@4"), buddy_split{}, naive_of(buddy_split{}), 45, 30'000, 45);
-    lockstep(partial_racks_in_leaves(), buddy_split{}, naive_of(buddy_split{}), 42, 30'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, naive_of(buddy_split{}), 43, 30'000);
+TEST_CASE("buddy-split: decides as its reference") {
+    lockstep(*parse_topology_spec("nvl72:8"), buddy_split{}, test::buddy_split_reference{}, 41, 30'000);
+    lockstep(*parse_topology_spec("nvl72:4"), buddy_split{}, test::buddy_split_reference{}, 44, 30'000, 45);
+    lockstep(*parse_topology_spec("nvl72:24@4"), buddy_split{}, test::buddy_split_reference{}, 45, 30'000, 45);
+    lockstep(partial_racks_in_leaves(), buddy_split{}, test::buddy_split_reference{}, 42, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), buddy_split{}, test::buddy_split_reference{}, 43, 30'000);
     // Filed and scanned window sizes, as for contiguous-block.
-    lockstep(*parse_topology_spec("nvl72:300@8"), buddy_split{}, naive_of(buddy_split{}), 46, 6'000, 40,
+    lockstep(*parse_topology_spec("nvl72:300@8"), buddy_split{}, test::buddy_split_reference{}, 46, 6'000, 40,
              multi_domain_request, 500);
 }
 

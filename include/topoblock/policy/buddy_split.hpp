@@ -1,7 +1,9 @@
 #pragma once
 
+#include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/policy/detail/domain_pick.hpp>
+#include <topoblock/policy/detail/place_each_segment.hpp>
 #include <topoblock/policy/detail/request_units.hpp>
 #include <topoblock/policy/detail/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
@@ -137,8 +139,8 @@ bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
 }
 
 // The same free buddies found with word operations on bit masks (one bit per
-// node or per GPU, as the state keeps them), for the indexed mode: it runs
-// on every change of a domain and on every placement.
+// node or per GPU, as the state keeps them): this runs on every change of a
+// domain and on every placement.
 //
 // Bit p of aligned_chunks(chunks, j) is set when bits p .. p + 2^(j+1) - 1
 // are all set and p is a multiple of 2^(j+1), given `chunks` with the same
@@ -326,12 +328,7 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
 // (O(buddies of the domain) above 64 nodes per domain).
 class buddy_split {
 public:
-    // false: no level sets are kept, and every decision derives each domain's
-    // free buddies from its nodes: the same decisions, slower; a reference
-    // for tests and benchmarks. Set it before the allocator is built.
-    bool use_indexes = true;
-
-    std::string_view name() const noexcept { return use_indexes ? "buddy-split" : "buddy-split-naive"; }
+    std::string_view name() const noexcept { return "buddy-split"; }
 
     template <class State>
     void attach(const State& state) {
@@ -344,7 +341,6 @@ public:
             if (it == kinds_.end()) kinds_.emplace_back(info.gpus_per_node, root);
             else it->second = std::max(it->second, root);
         }
-        if (!use_indexes) return;
         levels_.assign(topo.domain_count(), 0);
         at_level_.assign(static_cast<std::size_t>(std::bit_width(topo.max_domain_gpus())) + 1,
                          indexed_bitset(topo.domain_count()));
@@ -352,14 +348,13 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // Out of line: inlined into the allocator's change, a job and its
-    // release ran about 10% slower in the benchmark (92 against 82 ns at
-    // 2,000 racks) on 0.5% fewer instructions, a difference in the machine
-    // code around it that instruction counts do not show
-    // (docs/performance.md, "Whole-domain windows without a count per size").
+    // Out of line: inlined into the allocator's change, it made a job and
+    // its release slower though it ran no more instructions (the machine
+    // code around it changed; docs/performance.md, "Whole-domain windows
+    // without a count per size").
     template <class State>
     TOPOBLOCK_NOINLINE void on_domain_change(const State& state, domain_id d) {
-        if (!use_indexes) return;
+        TOPOBLOCK_ASSERT(d < levels_.size());
         windows_.on_domain_change(state, d);
         refile_levels(state, d);
     }
@@ -368,20 +363,18 @@ public:
     // once. Out of line for the reason contiguous-block's is.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
-        if (!use_indexes) return;
         windows_.on_domains_change(state, changed);
         for (domain_id d : changed) refile_levels(state, d);
     }
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req, use_indexes};
+        const detail::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         if (fits_a_buddy(req, req.count)) {
             const domain_id d = smallest_buddy_domain(state, units);
             if (d != npos32) {
-                if (use_indexes) detail::take_buddy_of(state, d, levels_[d], need(state, req, req.count, d), out);
-                else detail::take_buddy(detail::load_domain(state, out, d), need(state, req, req.count, d), out);
+                detail::take_buddy_of(state, d, levels_[d], need(state, req, req.count, d), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
@@ -402,12 +395,10 @@ public:
     // aligned chunk tested GPU by GPU) and compares them with the derived
     // free lists and the kept level sets: they must list the same buddies,
     // cover exactly the usable GPUs, and never list two buddies of one
-    // parent (uncoalesced). Returns an empty string, or what is wrong
-    // (always empty when naive: nothing is kept).
+    // parent (uncoalesced). Returns an empty string, or what is wrong.
     // O(cluster GPUs x log): for tests and debugging.
     template <class State>
     std::string check(const State& state) const {
-        if (!use_indexes) return {};
         const topology& topo = state.topo();
         if (levels_.size() != topo.domain_count()) return "buddy-split: not attached to this state";
         if (std::string wrong = windows_.check(state); !wrong.empty()) return "buddy-split: " + wrong;
@@ -495,20 +486,6 @@ private:
     template <class State>
     domain_id smallest_buddy_domain(const State& state, const detail::request_units<State>& units) const {
         const request& req = units.req;
-        if (!units.indexed) {
-            domain_id best = npos32;
-            std::uint32_t best_level = detail::no_level;
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const std::uint32_t l = detail::smallest_level_at_least(
-                    detail::free_buddy_levels(detail::load_domain(state, placement{}, d)), need(state, req, req.count, d));
-                if (l < best_level) {
-                    best = d;
-                    best_level = l;
-                }
-            }
-            return best;
-        }
         if (req.exclusive_domain) {
             domain_id best = npos32;
             std::uint32_t best_level = detail::no_level;
@@ -538,38 +515,27 @@ private:
     }
 
     // Each segment in turn as a buddy of the domain whose smallest
-    // sufficient free buddy, after the earlier segments, is smallest.
+    // sufficient free buddy, after the earlier segments, is smallest (a
+    // whole wholly free domain, the smallest, when no buddy can hold one).
     template <class State>
     errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         const bool as_buddy = fits_a_buddy(req, part);
-        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
-            domain_id best = npos32;
-            std::uint64_t best_size = ~std::uint64_t{0};
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const domain_shape info = state.topo().shape(d);
-                const bool touched = detail::touches_domain(out, info);
-                if (req.spread_segments && touched) continue;
-                std::uint64_t size = ~std::uint64_t{0};
-                if (as_buddy) {
-                    const std::uint32_t l = detail::smallest_level_at_least(
-                        detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
-                    if (l != detail::no_level) size = std::uint64_t{1} << l;
-                } else if (!touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part) {
-                    size = units.capacity_of(d);
-                }
-                if (size < best_size) {
-                    best = d;
-                    best_size = size;
-                }
+        const auto score = [&](domain_id d, bool touched) {
+            if (as_buddy) {
+                const std::uint32_t l = detail::smallest_level_at_least(
+                    detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
+                return l != detail::no_level ? std::uint64_t{1} << l : detail::no_fit;
             }
-            if (best == npos32) return units.shortfall(req.count);
-            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, best), need(state, req, part, best), out);
-            else detail::take_whole_domain(state, best, out);
-        }
-        return errc::ok;
+            return !touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
+                                                                                            : detail::no_fit;
+        };
+        const auto take = [&](domain_id d) {
+            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, d), need(state, req, part, d), out);
+            else detail::take_whole_domain(state, d, out);
+        };
+        return detail::place_each_segment(units, out, score, take);
     }
 
     std::vector<std::uint64_t> levels_;         // per domain: bit L = a free buddy of 2^L GPUs

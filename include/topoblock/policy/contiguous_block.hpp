@@ -1,6 +1,8 @@
 #pragma once
 
+#include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/detail/place_each_segment.hpp>
 #include <topoblock/policy/detail/request_units.hpp>
 #include <topoblock/policy/detail/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
@@ -34,14 +36,7 @@ struct block_layout {
     std::uint32_t full_blocks = 0;
     std::uint32_t tail_nodes = 0;
     std::uint32_t gpus_per_node = 0;
-    // Domains of up to 64 nodes with a full block, so that free_blocks_among
-    // divides nothing: bit first_node(b) of each full block b (a geometric
-    // series, (2^(full blocks' nodes) - 1) / (2^nodes_per_block - 1), as
-    // full_gpu_mask(n) is the n low bits), and a multiplier that maps such a
-    // bit's index i = b * nodes_per_block to b as (i * block_of_start) >> 16
-    // (exact: the multiplier's rounding adds less than 64 / 2^16 to b).
-    std::uint64_t full_block_starts = 0;
-    std::uint32_t block_of_start = 0;
+    std::uint64_t full_block_starts = 0;  // domains of up to 64 nodes: bit first_node(b) of each full block b
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
     // them (at least one node). One larger than the domain is its one short
@@ -56,13 +51,12 @@ struct block_layout {
         }
         l.full_blocks = info.node_count / l.nodes_per_block;
         l.tail_nodes = info.node_count % l.nodes_per_block;
-        if (info.node_count <= 64 && l.full_blocks != 0) {
-            l.full_block_starts = full_gpu_mask(l.full_blocks * l.nodes_per_block) / full_gpu_mask(l.nodes_per_block);
-            l.block_of_start = ((1U << 16) + l.nodes_per_block - 1) / l.nodes_per_block;
-        }
+        for (std::uint32_t b = 0; info.node_count <= 64 && b < l.full_blocks; ++b)
+            l.full_block_starts |= std::uint64_t{1} << l.first_node(b);
         return l;
     }
     std::uint32_t count() const noexcept { return full_blocks + (tail_nodes != 0 ? 1U : 0U); }
+    std::uint32_t node_count() const noexcept { return full_blocks * nodes_per_block + tail_nodes; }
     std::uint32_t first_node(std::uint32_t b) const noexcept { return b * nodes_per_block; }
     std::uint32_t nodes_of(std::uint32_t b) const noexcept { return b < full_blocks ? nodes_per_block : tail_nodes; }
     std::uint32_t gpus_of(std::uint32_t b) const noexcept { return nodes_of(b) * gpus_per_node; }
@@ -85,82 +79,21 @@ struct block_summary {
     std::uint32_t longest_run_gpus = 0;
 };
 
-// The free sub-blocks of domain `d`: every node up, wholly free, in an open
-// domain and not taken by `taken` (earlier segments of the same job).
-// `indexed` reads the state's set of wholly free nodes; otherwise each node's
-// health and unheld GPUs are read directly (the naive reference).
-template <class State>
-auto free_blocks_of(const State& state, domain_id d, const block_layout& l, const placement& taken, bool indexed = true) {
-    fixed_bitset<State::capacity_type::max_nodes_per_domain> free;
-    if (!state.domain_open(d)) return free;
-    const domain_shape info = state.topo().shape(d);
-    const auto& nodes = state.free_nodes_in(d);
-    const auto wholly_free = [&](std::uint32_t i) {
-        if (indexed) return nodes.test(i);
-        const node_id n = info.first_node + i;
-        return state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n);
-    };
-    for (std::uint32_t b = 0; b < l.count(); ++b) {
-        bool all = true;
-        for (std::uint32_t i = l.first_node(b); all && i < l.first_node(b) + l.nodes_of(b); ++i)
-            all = wholly_free(i) && (taken.empty() || taken.taken_on(info.first_node + i) == 0);
-        if (all) free.set(b);
-    }
-    return free;
-}
-
-// The free sub-blocks of a domain from its set of wholly free nodes (the
-// state's, or a copy less what earlier segments took): one word test per
-// block instead of a test per node, as this runs on every change.
-template <class NodeSet>
-NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
-    NodeSet free;
-    if constexpr (NodeSet::word_count == 1) {
-        const std::uint64_t nodes = free_nodes.word(0);
-        // A domain taken or given back whole (multi-domain jobs) needs no
-        // block-by-block pass.
-        const std::uint32_t node_count = l.full_blocks * l.nodes_per_block + l.tail_nodes;
-        if (nodes == 0) return free;
-        if (nodes == full_gpu_mask(node_count)) {
-            free.set_range(0, l.count());
-            return free;
-        }
-        std::uint64_t blocks = 0;
-        if (l.full_blocks != 0) {  // then a block's shifts stay below 64
-            // Bit i of `runs`: nodes i .. i + nodes_per_block - 1 are all free.
-            std::uint64_t runs = nodes;
-            for (std::uint32_t k = 1; k < l.nodes_per_block; ++k) runs &= nodes >> k;
-            // Few blocks are free on a busy cluster: a step per free one.
-            for (std::uint64_t free_starts = runs & l.full_block_starts; free_starts != 0; free_starts &= free_starts - 1)
-                blocks |= std::uint64_t{1} << ((static_cast<std::uint32_t>(std::countr_zero(free_starts)) * l.block_of_start) >> 16);
-        }
-        if (l.tail_nodes != 0 && free_nodes.all_set(l.first_node(l.full_blocks), l.tail_nodes))
-            blocks |= std::uint64_t{1} << l.full_blocks;
-        free.set_word(0, blocks);
-    } else {
-        for (std::uint32_t b = 0; b < l.count(); ++b)
-            if (free_nodes.all_set(l.first_node(b), l.nodes_of(b))) free.set(b);
-    }
-    return free;
-}
-
-// Calls f(first, end) for each run [first, end) of consecutive free
-// sub-blocks, lowest first (free bits lie below the layout's count()). A
-// domain's blocks fit one word on every cluster of up to 64 nodes a domain:
-// there a run costs two bit scans, not two bitset searches, as this runs on
-// every change and every placement.
-template <class Blocks, class F>
-void for_each_free_run(const Blocks& free, F&& f) {
-    if constexpr (Blocks::word_count == 1) {
+// Calls f(first, end) for each run [first, end) of consecutive set bits
+// (free nodes, free sub-blocks), lowest first.
+template <class Set, class F>
+TOPOBLOCK_ALWAYS_INLINE void for_each_free_run(const Set& free, F&& f) {
+    if constexpr (Set::word_count == 1) {
+        // Two bit scans a run: this runs on every change and placement.
         std::uint64_t rest = free.word(0);
         while (rest != 0) {
             const auto first = static_cast<std::uint32_t>(std::countr_zero(rest));
-            const auto blocks = static_cast<std::uint32_t>(std::countr_one(rest >> first));
-            f(first, first + blocks);
+            const auto bits = static_cast<std::uint32_t>(std::countr_one(rest >> first));
+            f(first, first + bits);
             rest &= rest + (rest & (~rest + 1));  // the carry clears the lowest run
         }
     } else {
-        for (std::size_t a = free.find_first(); a < Blocks::capacity;) {
+        for (std::size_t a = free.find_first(); a < Set::capacity;) {
             const std::size_t e = free.find_next_clear(a);
             f(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(e));
             a = free.find_next(e);
@@ -168,73 +101,66 @@ void for_each_free_run(const Blocks& free, F&& f) {
     }
 }
 
-// summarize_blocks, a run at a time: the same summary for the cost of a few
-// bit scans per free run.
-template <class Blocks>
-block_summary summarize_free_runs(const block_layout& l, const Blocks& free) noexcept {
-    block_summary s;
-    const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
-    for_each_free_run(free, [&](std::uint32_t a, std::uint32_t e) {
-        std::uint32_t gpus = (e - a) * block_gpus;
-        if (e == l.count() && l.tail_nodes != 0) gpus -= (l.nodes_per_block - l.tail_nodes) * l.gpus_per_node;
-        s.free_blocks += e - a;
-        if (gpus > s.longest_run_gpus) s.longest_run_gpus = gpus;
-    });
-    return s;
+// The free sub-blocks of a domain, given its wholly free nodes (the state's,
+// or those less what earlier segments of the job took): the blocks whose
+// every node is wholly free.
+template <class NodeSet>
+TOPOBLOCK_ALWAYS_INLINE NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
+    const std::uint32_t per_block = l.nodes_per_block, full = l.full_blocks;
+    const std::uint32_t tail_start = full * per_block, tail_end = tail_start + l.tail_nodes;
+    NodeSet free;
+    if constexpr (NodeSet::word_count == 1) {
+        // Domains of up to 64 nodes: a step per free block, where the walk
+        // below cost a fifth more per change of a domain.
+        const std::uint64_t nodes = free_nodes.word(0);
+        std::uint64_t runs = nodes;  // bit i: nodes i .. i + per_block - 1 all free
+        for (std::uint32_t k = 1; k < per_block && k < 64; ++k) runs &= nodes >> k;
+        std::uint64_t blocks = 0;
+        for (std::uint64_t starts = runs & l.full_block_starts; starts != 0; starts &= starts - 1)
+            blocks |= std::uint64_t{1} << (static_cast<std::uint32_t>(std::countr_zero(starts)) / per_block);
+        const std::uint64_t tail = full_gpu_mask(tail_end - tail_start);
+        if (tail_end != tail_start && ((nodes >> tail_start) & tail) == tail) blocks |= std::uint64_t{1} << full;
+        free.set_word(0, blocks);
+    } else {
+        // A run of free nodes at a time: the full blocks inside it, and the
+        // short last one when the run reaches over it.
+        for_each_free_run(free_nodes, [&](std::uint32_t a, std::uint32_t e) {
+            const std::uint32_t first = (a + per_block - 1) / per_block;
+            const std::uint32_t end = std::min(e / per_block, full);
+            if (end > first) free.set_range(first, end - first);
+            if (tail_end != tail_start && a <= tail_start && e >= tail_end) free.set(full);
+        });
+    }
+    return free;
 }
 
+// The summary of a domain whose free sub-blocks are `free`: a step per run.
 template <class Blocks>
-block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexcept {
+TOPOBLOCK_ALWAYS_INLINE block_summary summarize_blocks(const block_layout& l, const Blocks& free) noexcept {
     block_summary s;
-    std::uint32_t run = 0;
-    for (std::uint32_t b = 0; b < l.count(); ++b) {
-        if (!free.test(b)) {
-            run = 0;
-            continue;
-        }
-        ++s.free_blocks;
-        run += l.gpus_of(b);
-        if (run > s.longest_run_gpus) s.longest_run_gpus = run;
-    }
+    const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
+    const std::uint32_t tail_short = (l.nodes_per_block - l.tail_nodes) * l.gpus_per_node;
+    for_each_free_run(free, [&](std::uint32_t a, std::uint32_t e) {
+        std::uint32_t gpus = (e - a) * block_gpus;
+        if (e == l.count() && l.tail_nodes != 0) gpus -= tail_short;
+        s.free_blocks += e - a;
+        s.longest_run_gpus = std::max(s.longest_run_gpus, gpus);
+    });
     return s;
 }
 
 // The run of free sub-blocks that holds `need` GPUs with the fewest GPUs (so
 // a short remainder block beats a full one), then inside the tightest free
-// run, then the lowest start. O(blocks x blocks in the window): the naive
-// reference for best_window.
-template <class Blocks>
-block_window best_window_scan(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
-    block_window best;
-    for (std::uint32_t a = 0; a < l.count();) {
-        if (!free.test(a)) {
-            ++a;
-            continue;
-        }
-        std::uint32_t e = a, run_gpus = 0;
-        for (; e < l.count() && free.test(e); ++e) run_gpus += l.gpus_of(e);
-        for (std::uint32_t s = a; run_gpus >= need && s < e; ++s) {
-            std::uint32_t j = s, gpus = 0;
-            while (j < e && gpus < need) gpus += l.gpus_of(j++);
-            if (gpus < need) break;  // later starts hold less
-            if (best.blocks == 0 || gpus < best.gpus || (gpus == best.gpus && run_gpus < best.run_gpus))
-                best = {s, j - s, gpus, run_gpus};
-        }
-        a = e;
-    }
-    return best;
-}
-
-// best_window_scan's choice, a free run at a time. Every block but the short
-// last one holds the same GPUs, so a run's fewest-GPU window is known
-// without trying each start: the `full` blocks needed from the run's start,
-// unless the run ends at the short block and fewer full blocks before it
-// hold the job with it (that window holds fewer GPUs than `full` blocks, and
-// starts later). Need 0 and GPU-less nodes are left to the scan.
+// run, then the lowest start; none (0 blocks) for a need of 0.
+// Every block but the short last one holds the same GPUs, so a run's
+// fewest-GPU window is known without trying each start: the `full` blocks
+// needed from the run's start, unless the run ends at the short block and
+// fewer full blocks before it hold the job with it (that window holds fewer
+// GPUs than `full` blocks, and starts later).
 template <class Blocks>
 block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
     const std::uint64_t block_gpus = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
-    if (need == 0 || block_gpus == 0) return best_window_scan(l, free, need);
+    if (need == 0 || block_gpus == 0) return {};
     const std::uint64_t tail_gpus = std::uint64_t{l.tail_nodes} * l.gpus_per_node;
     const std::uint64_t full = (need + block_gpus - 1) / block_gpus;
     const std::uint64_t before_tail = need <= tail_gpus ? 0 : (need - tail_gpus + block_gpus - 1) / block_gpus;
@@ -260,150 +186,13 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
 // wholly free nodes only, so the window is one run of nodes with every GPU
 // usable.
 template <class State>
-void take_window(const State& state, domain_id d, const block_layout& l, std::uint32_t first, std::uint32_t blocks,
-                 placement& out) {
+void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
+    TOPOBLOCK_ASSERT(w.blocks != 0 && w.first + w.blocks <= l.count());
     const domain_shape info = state.topo().shape(d);
-    const std::uint32_t begin = l.first_node(first);
-    const std::uint32_t end = l.first_node(first + blocks - 1) + l.nodes_of(first + blocks - 1);
+    const std::uint32_t begin = l.first_node(w.first);
+    const std::uint32_t end = l.first_node(w.first + w.blocks - 1) + l.nodes_of(w.first + w.blocks - 1);
     out.add_nodes(info.first_node + begin, end - begin, full_gpu_mask(info.gpus_per_node));
 }
-
-// summarize_blocks' and best_window's answers for every set of free
-// sub-blocks of one layout with few of them (NVL72 in 8-GPU blocks: 9),
-// worked out once, so that a change reads its domain's summary and a
-// placement its window instead of walking free runs. A window depends on the
-// need only through the full blocks it needs and whether the short last
-// block can end it with one fewer: a column per such pair, and a column per
-// need in GPUs.
-class block_tables {
-public:
-    static constexpr std::uint32_t max_blocks = 10;             // summaries: 2^10 of 8 bytes
-    static constexpr std::size_t max_window_entries = 1U << 13;  // windows: 16 KiB
-
-    block_tables() = default;
-    // Empty (kept() false) for layouts of more sub-blocks, or of GPU-less nodes.
-    block_tables(const block_layout& l, std::uint32_t domain_gpus) {
-        const std::uint32_t block_gpus = l.nodes_per_block * l.gpus_per_node;
-        const std::uint32_t tail_gpus = l.tail_nodes * l.gpus_per_node;
-        if (l.count() == 0 || l.count() > max_blocks || block_gpus == 0) return;
-        layout_ = l;
-        all_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block + l.tail_nodes);
-        all_blocks_ = full_gpu_mask(l.count());
-        if (l.full_blocks != 0 && l.nodes_per_block == 2) {
-            pairs_ = true;
-            full_block_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block);
-        } else if (l.full_blocks != 0 && l.nodes_per_block <= chunk_nodes_up_to) {
-            chunk_blocks_ = chunk_nodes_up_to / l.nodes_per_block;
-            chunk_nodes_ = chunk_blocks_ * l.nodes_per_block;
-            full_block_nodes_ = full_gpu_mask(l.full_blocks * l.nodes_per_block);
-            const std::uint64_t block_nodes = full_gpu_mask(l.nodes_per_block);
-            blocks_of_chunk_.resize(std::size_t{1} << chunk_nodes_);
-            for (std::size_t nodes = 0; nodes < blocks_of_chunk_.size(); ++nodes)
-                for (std::uint32_t b = 0; b < chunk_blocks_; ++b)
-                    if ((nodes >> (b * l.nodes_per_block) & block_nodes) == block_nodes)
-                        blocks_of_chunk_[nodes] = static_cast<std::uint16_t>(blocks_of_chunk_[nodes] | 1U << b);
-        }
-        const std::size_t sets = std::size_t{1} << l.count();
-        summaries_.resize(sets);
-        for (std::size_t blocks = 0; blocks < sets; ++blocks) summaries_[blocks] = summarize_blocks(l, word_set(blocks));
-        // Columns: (full - 1) * variants + (tail ends it with one fewer).
-        const std::uint32_t variants = tail_gpus != 0 ? 2 : 1;
-        columns_ = l.count() * variants;
-        if (sets * columns_ > max_window_entries) return;
-        column_of_need_.assign(std::size_t{domain_gpus} + 1, no_column);
-        for (std::uint32_t need = 1; need <= domain_gpus; ++need) {
-            const std::uint32_t full = (need + block_gpus - 1) / block_gpus;
-            const std::uint32_t before_tail = need <= tail_gpus ? 0 : (need - tail_gpus + block_gpus - 1) / block_gpus;
-            if (full <= l.count()) column_of_need_[need] = static_cast<std::uint16_t>((full - 1) * variants + (before_tail < full && tail_gpus != 0 ? 1 : 0));
-        }
-        windows_.assign(sets * columns_, 0);
-        for (std::uint32_t need = 1; need <= domain_gpus; ++need) {
-            if (column_of_need_[need] == no_column) continue;
-            for (std::size_t blocks = 0; blocks < sets; ++blocks) {
-                const block_window w = best_window(l, word_set(blocks), need);
-                windows_[blocks * columns_ + column_of_need_[need]] = static_cast<std::uint16_t>(w.first | w.blocks << 8);
-            }
-        }
-    }
-
-    bool kept() const noexcept { return !summaries_.empty(); }
-    // free_blocks_among(free nodes `nodes`, l) as a word: sub-blocks of two
-    // nodes (8 GPUs on 4-GPU trays, the usual cut) by a few shifts and
-    // masks, others a table read per chunk of up to 10 nodes, instead of a
-    // step per free sub-block. Only when kept().
-    std::uint64_t free_blocks(std::uint64_t nodes) const noexcept {
-        // A domain taken or given back whole (multi-domain jobs) needs no
-        // table read.
-        if (nodes == 0) return 0;
-        if (nodes == all_nodes_) return all_blocks_;
-        std::uint64_t blocks = 0;
-        if (pairs_) {
-            // Bit 2b: both nodes of block b free; then the even bits packed
-            // down to bits 0, 1, 2, ... (at most 10 blocks: 16 bits hold them).
-            std::uint64_t x = nodes & full_block_nodes_ & (nodes >> 1) & 0x5555555555555555ULL;
-            x = (x | (x >> 1)) & 0x3333333333333333ULL;
-            x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0FULL;
-            x = (x | (x >> 4)) & 0x00FF00FF00FF00FFULL;
-            blocks = (x | (x >> 8)) & 0xFFFFULL;
-        } else if (chunk_blocks_ == 0) {
-            return free_blocks_among(word_set(nodes), layout_).word(0);
-        } else {
-            // A chunk at a time from the lowest, until no full sub-block's
-            // node is left free (on a busy cluster the high chunks seldom are).
-            const std::uint16_t* of_chunk = blocks_of_chunk_.data();
-            const std::uint64_t chunk_mask = full_gpu_mask(chunk_nodes_);
-            std::uint32_t at = 0;
-            for (std::uint64_t rest = nodes & full_block_nodes_; rest != 0; rest >>= chunk_nodes_, at += chunk_blocks_)
-                blocks |= std::uint64_t{of_chunk[rest & chunk_mask]} << at;
-        }
-        // The short last block's nodes; none when the full blocks end at node
-        // 64 (a shift by the word's width).
-        if (layout_.tail_nodes != 0) {
-            const std::uint32_t first = layout_.first_node(layout_.full_blocks);
-            const std::uint64_t tail = word_bits(first, first + layout_.tail_nodes - 1);
-            if ((nodes & tail) == tail) blocks |= std::uint64_t{1} << layout_.full_blocks;
-        }
-        return blocks;
-    }
-    // summarize_blocks(l, free sub-blocks `blocks`). Only when kept().
-    const block_summary& summary(std::uint64_t blocks) const noexcept { return summaries_[blocks]; }
-    // best_window(l, free sub-blocks `blocks`, need).first and .blocks (0
-    // blocks: no window); false when the table cannot tell (too many
-    // sub-blocks, a need beyond the domain).
-    bool window(std::uint64_t blocks, std::uint64_t need, std::uint32_t& first, std::uint32_t& count) const noexcept {
-        if (need >= column_of_need_.size() || column_of_need_[need] == no_column) return false;
-        const std::uint16_t w = windows_[blocks * columns_ + column_of_need_[need]];
-        first = w & 0xFFU;
-        count = w >> 8;
-        return true;
-    }
-    std::size_t memory_bytes() const noexcept {
-        return heap_bytes(summaries_) + heap_bytes(column_of_need_) + heap_bytes(windows_) + heap_bytes(blocks_of_chunk_);
-    }
-
-private:
-    static constexpr std::uint16_t no_column = 0xFFFF;
-    static fixed_bitset<64> word_set(std::uint64_t word) noexcept {
-        fixed_bitset<64> set;
-        set.set_word(0, word);
-        return set;
-    }
-
-    static constexpr std::uint32_t chunk_nodes_up_to = 10;  // blocks_of_chunk_: 2^10 of 2 bytes
-
-    block_layout layout_;
-    std::uint64_t all_nodes_ = 0;   // every node of the domain free
-    std::uint64_t all_blocks_ = 0;  // then every sub-block is
-    bool pairs_ = false;              // sub-blocks of two nodes: free_blocks() packs bits
-    std::uint32_t chunk_blocks_ = 0;  // else sub-blocks a chunk of nodes holds; 0: free_blocks() walks
-    std::uint32_t chunk_nodes_ = 0;
-    std::uint64_t full_block_nodes_ = 0;
-    std::vector<std::uint16_t> blocks_of_chunk_;  // [free nodes of a chunk]: its free sub-blocks
-    std::vector<block_summary> summaries_;       // [free sub-blocks as a word]
-    std::uint32_t columns_ = 0;
-    std::vector<std::uint16_t> column_of_need_;  // [need in GPUs]: its column, or no_column
-    std::vector<std::uint16_t> windows_;         // [free sub-blocks * columns_ + column]: first | blocks << 8
-};
 
 }  // namespace detail
 
@@ -439,29 +228,19 @@ private:
 //   closes the rest of the domain.
 // Cost: a key lookup per row of free sub-block counts passed, and two word
 // reads per key of the answering row (node requests on mixed node sizes and
-// exclusive jobs: a walk over the domains of a row), plus a table read for
-// the window in the chosen domain (a few bit scans per free run when the
-// domains are not all cut alike into at most 10 sub-blocks);
-// O(log domains) lookups for multi-domain jobs on a cluster of like domains,
-// O(domains) for segments and on mixed clusters. Keeping the summaries: a
-// word compare per change, and when the domain's wholly free nodes changed
-// a few bit operations (two-node sub-blocks) or a table read per 10 nodes,
-// and a read each for the summary and the key (else a step per free
-// sub-block and a few bit scans per free run), and one bucket move (domains
-// of up to 64 nodes; O(blocks) beyond); a rack taken or given back whole
-// by a multi-domain job, a few stores.
+// exclusive jobs: a walk over the domains of a row), plus a few bit scans
+// per free run of the chosen domain for the window; O(log domains) lookups
+// for multi-domain jobs on a cluster of like domains, O(domains) for
+// segments and on mixed clusters. Keeping the summaries: a compare of the
+// domain's wholly free nodes per change, and when they changed a test per
+// sub-block, a few bit scans per free run and one bucket move.
 class contiguous_block {
 public:
     // The size is checked against the topology when the allocator is built
     // (validate).
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus) {}
 
-    // false: no summaries are kept, and every decision recounts each domain's
-    // free sub-blocks from its nodes: the same decisions, slower; a reference
-    // for tests and benchmarks. Set it before the allocator is built.
-    bool use_indexes = true;
-
-    std::string_view name() const noexcept { return use_indexes ? "contiguous-block" : "contiguous-block-naive"; }
+    std::string_view name() const noexcept { return "contiguous-block"; }
     std::uint32_t block_gpus() const noexcept { return block_gpus_; }
     detail::block_layout layout(const domain_shape& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
 
@@ -485,11 +264,9 @@ public:
 
     template <class State>
     void attach(const State& state) {
-        if (!use_indexes) return;
         const topology& topo = state.topo();
         layouts_.clear();
         for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
-        summaries_.assign(topo.domain_count(), {});
         free_node_words_.assign(std::size_t{topo.domain_count()} * State::node_set::word_count, 0);
         free_block_words_.assign(free_node_words_.size(), 0);
         uniform_block_gpus_ = 0;
@@ -525,8 +302,7 @@ public:
         class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
         // Where tightest_domain starts for a need of g GPUs: the row of the
         // fewest free sub-blocks that could hold it, the first class that
-        // does. A table, not a divide: the divide sat on every decision's
-        // path to the index.
+        // does (a table, so that no decision divides).
         first_key_for_.assign(possible.size(), npos32);
         for (std::uint32_t g = 0; g < possible.size() && classes != 0; ++g) {
             const std::uint64_t least = least_blocks(g);
@@ -534,37 +310,25 @@ public:
                 first_key_for_[g] = static_cast<std::uint32_t>(least) << class_bits_ | class_at_least_[g];
         }
         by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
-        // Domains all cut alike into few sub-blocks share one set of tables.
-        tables_ = {};
-        if constexpr (State::node_set::word_count == 1)
-            if (!layouts_.empty() && topo.uniform_gpus_per_node() != 0 &&
-                std::all_of(layouts_.begin(), layouts_.end(), [&](const detail::block_layout& l) { return l == layouts_.front(); }))
-                tables_ = detail::block_tables(layouts_.front(), topo.max_domain_gpus());
         windows_.attach(state);
-        // Kept windows mean domains all alike: every sub-block free is then
-        // one summary, the largest key, and the windows know those domains.
         whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
-        if (whole_blocks_ != 0) {
-            const detail::block_layout& l = layouts_.front();
-            whole_nodes_ = l.full_blocks * l.nodes_per_block + l.tail_nodes;
-            whole_node_word_ = full_gpu_mask(whole_nodes_);
-            whole_block_word_ = full_gpu_mask(whole_blocks_);
-            typename State::node_set all_blocks;
-            all_blocks.set_range(0, whole_blocks_);
-            whole_summary_ = detail::summarize_free_runs(l, all_blocks);
-        }
-        // With the tables, a domain's key by its free sub-blocks too: a
-        // change then reads its key, not its summary's run class.
+        // Domains all cut alike into few sub-blocks (NVL72 in 8-GPU blocks:
+        // 9): each set of free sub-blocks' key, worked out once, where a
+        // walk over the free runs cost a sixth more per job and release.
         key_of_blocks_.clear();
-        if (tables_.kept())
-            for (std::uint64_t b = 0; b <= full_gpu_mask(layouts_.front().count()); ++b)
-                key_of_blocks_.push_back(key_of(tables_.summary(b)));
-        for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
+        if (State::node_set::word_count == 1 && !layouts_.empty() && layouts_.front().count() <= max_keyed_blocks &&
+            std::all_of(layouts_.begin(), layouts_.end(), [&](const detail::block_layout& l) { return l == layouts_.front(); }))
+            for (std::uint64_t b = 0; b <= full_gpu_mask(layouts_.front().count()); ++b) {
+                fixed_bitset<64> blocks;
+                blocks.set_word(0, b);
+                key_of_blocks_.push_back(key_of(detail::summarize_blocks(layouts_.front(), blocks)));
+            }
+        for (domain_id d = 0; d < topo.domain_count(); ++d) refile_blocks(state, d);
     }
 
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
-        if (!use_indexes) return;
+        TOPOBLOCK_ASSERT(d < layouts_.size());
         windows_.on_domain_change(state, d);
         refile_blocks(state, d);
     }
@@ -575,15 +339,13 @@ public:
     // into the policy out of line, and single-domain jobs paid for it).
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
-        if (!use_indexes) return;
         windows_.on_domains_change(state, changed);
-        for (domain_id d : changed)
-            if (!refile_whole(state, d)) refile_blocks(state, d);
+        for (domain_id d : changed) refile_blocks(state, d);
     }
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req, use_indexes};
+        const detail::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         if (req.count <= units.largest_domain()) {
             const domain_id d = tightest_domain(state, units);
@@ -608,23 +370,19 @@ public:
     // scratch): the memory benchmark adds them to the state's.
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
-               heap_bytes(summaries_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + heap_bytes(key_of_blocks_) + tables_.memory_bytes() +
-               windows_.memory_bytes() + heap_bytes(chosen_);
+               heap_bytes(key_of_blocks_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
+               heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
-    // Compares the kept summaries with a recount from the state: an empty
-    // string, or what disagrees (always empty when naive: nothing is kept).
+    // Compares the kept summaries with a recount from the state (each node's
+    // health and unheld GPUs): an empty string, or what disagrees.
     // O(cluster): for tests and debugging.
     template <class State>
     std::string check(const State& state) const {
-        if (!use_indexes) return {};
-        if (summaries_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
+        if (layouts_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
         if (std::string wrong = windows_.check(state); !wrong.empty()) return "contiguous-block: " + wrong;
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const detail::block_layout l = layout(state.topo().shape(d));
-            const auto free = detail::free_blocks_of(state, d, l, placement{}, false);
-            const auto s = detail::summarize_blocks(l, free);
             const std::string where = " of domain '" + state.topo().domain(d).name + "'";
             typename State::node_set nodes;
             const domain_shape info = state.topo().shape(d);
@@ -632,16 +390,13 @@ public:
                 const node_id n = info.first_node + i;
                 nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
             }
+            const auto free = detail::free_blocks_among(nodes, l);
+            const auto s = detail::summarize_blocks(l, free);
             if (!(kept<typename State::node_set>(free_node_words_, d) == nodes))
                 return "contiguous-block: stale wholly free nodes" + where;
             if (!(kept<typename State::node_set>(free_block_words_, d) == free))
                 return "contiguous-block: stale free sub-blocks" + where;
-            if (!(detail::free_blocks_among(nodes, l) == free)) return "contiguous-block: free sub-blocks miscounted" + where;
-            if (s.free_blocks != summaries_[d].free_blocks || s.longest_run_gpus != summaries_[d].longest_run_gpus)
-                return "contiguous-block: stale summary" + where;
             if (by_blocks_and_run_.key_of(d) != key_of(s)) return "contiguous-block: bucket is wrong" + where;
-            if (windows_.kept() && s.free_blocks == l.count() && by_blocks_and_run_.contains(d))
-                return "contiguous-block: wholly free domain filed" + where;
         }
         return {};
     }
@@ -653,52 +408,38 @@ private:
     // as they were, and then the summary and the buckets stand.
     template <class State>
     void refile_blocks(const State& state, domain_id d) {
-        const auto nodes = state.domain_open(d) ? state.free_nodes_in(d) : typename State::node_set{};
-        if (!keep(free_node_words_, d, nodes)) return;
-        typename State::node_set blocks;
-        if (tables_.kept()) blocks.set_word(0, tables_.free_blocks(nodes.word(0)));
-        else blocks = detail::free_blocks_among(nodes, layouts_[d]);
-        if (!keep(free_block_words_, d, blocks)) return;
-        if (tables_.kept()) {
-            summaries_[d] = tables_.summary(blocks.word(0));
+        const detail::block_layout& l = layouts_[d];
+        const std::uint32_t free_nodes = state.domain_open(d) ? state.domain(d).free_nodes : 0;
+        typename State::node_set nodes, blocks;
+        detail::block_summary s;
+        if (free_nodes == 0 || free_nodes == l.node_count()) {
+            // None or all of them, as the domain's counter tells (the racks
+            // of multi-domain jobs): no node set is read or walked.
+            if (free_nodes != 0) {
+                nodes.set_range(0, free_nodes);
+                blocks.set_range(0, l.count());
+                s = {l.count(), free_nodes * l.gpus_per_node};
+            }
+        } else {
+            nodes = state.free_nodes_in(d);
+            blocks = detail::free_blocks_among(nodes, l);
+        }
+        if (!keep(free_node_words_, d, nodes) || !keep(free_block_words_, d, blocks)) return;
+        if (!key_of_blocks_.empty()) {
             by_blocks_and_run_.assign(d, key_of_blocks_[blocks.word(0)]);
             return;
         }
-        summaries_[d] = detail::summarize_free_runs(layouts_[d], blocks);
-        by_blocks_and_run_.assign(d, key_of(summaries_[d]));
-    }
-
-    // refile_blocks for a rack a multi-domain job took or gave back whole,
-    // most of what on_domains_change sees: none or all of its nodes wholly
-    // free (the state's counter tells) means none or all of its sub-blocks,
-    // filed nowhere either way (key_of), with no node set read or table
-    // look-up. Only with whole-domain windows kept (domains all alike, so
-    // one set of words stands for every whole rack); false, changing
-    // nothing, for any other change.
-    template <class State>
-    bool refile_whole(const State& state, domain_id d) noexcept {
-        if constexpr (State::node_set::word_count != 1) {
-            return false;
-        } else {
-            if (whole_blocks_ == 0 || !state.domain_open(d)) return false;
-            const std::uint32_t free = state.domain(d).free_nodes;
-            const bool whole = free != 0;
-            if (whole && free != whole_nodes_) return false;
-            free_node_words_[d] = whole ? whole_node_word_ : 0;
-            free_block_words_[d] = whole ? whole_block_word_ : 0;
-            summaries_[d] = whole ? whole_summary_ : detail::block_summary{};
-            by_blocks_and_run_.remove(d);
-            return true;
-        }
+        if (free_nodes != 0 && free_nodes != l.node_count()) s = detail::summarize_blocks(l, blocks);
+        by_blocks_and_run_.assign(d, key_of(s));
     }
 
     // Where a domain of this summary is filed: its free sub-blocks, then the
     // class of its longest run (run_lengths_); nowhere with none free, nor
-    // with all free when the whole-domain windows are kept: those are the
-    // windows' wholly free domains, which tightest_domain takes from there
-    // when no filed domain holds the job (the key they would have is the
-    // largest). A rack a multi-domain job takes or gives back then moves
-    // no bucket.
+    // with all free when the whole-domain windows are kept (domains all
+    // alike): those are the windows' wholly free domains, which
+    // tightest_domain takes from there when no filed domain holds the job
+    // (their key would be the largest). A rack a multi-domain job takes or
+    // gives back then moves no bucket.
     std::uint32_t key_of(const detail::block_summary& s) const noexcept {
         if (s.free_blocks == 0 || s.free_blocks == whole_blocks_) return npos32;
         return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
@@ -717,7 +458,7 @@ private:
     }
 
     // Domain `d`'s entry in `words` (free_node_words_ or free_block_words_)
-    // as on_domain_change last kept it.
+    // as refile_blocks last kept it.
     template <class Set>
     Set kept(const std::vector<std::uint64_t>& words, domain_id d) const noexcept {
         Set set;
@@ -738,37 +479,23 @@ private:
         return changed;
     }
 
-    // The free sub-blocks of `d` less the nodes earlier segments of the job
-    // (`taken`) hold; naive: recounted node by node.
+    // The free sub-blocks of `d` less the nodes the job already holds there
+    // (`taken`: earlier segments, the whole domains of a multi-domain job).
     template <class State>
-    typename State::node_set free_blocks_for(const State& state, domain_id d, const detail::block_layout& l,
-                                             const placement& taken) const {
-        if (!use_indexes) return detail::free_blocks_of(state, d, l, taken, false);
-        // The kept sub-blocks are the state's, right for a job that holds
-        // nothing yet. Once it holds something (earlier segments, the whole
-        // domains of a multi-domain job) they are recounted without it; a
-        // touches_domain test instead cost single-domain jobs more than it
-        // saved (the inliner's choices shift).
+    typename State::node_set free_blocks_for(const State& state, domain_id d, const placement& taken) const {
         if (taken.empty()) return kept<typename State::node_set>(free_block_words_, d);
         const domain_shape info = state.topo().shape(d);
         typename State::node_set nodes = kept<typename State::node_set>(free_node_words_, d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
-        return detail::free_blocks_among(nodes, l);
+        return detail::free_blocks_among(nodes, layouts_[d]);
     }
 
     // Adds the best window for `need` GPUs in `d` to `out`; the window is
     // chosen before `out` grows, so `out` may hold earlier segments.
     template <class State>
     void take_best_window(const State& state, domain_id d, std::uint64_t need, placement& out) const {
-        const detail::block_layout l = use_indexes ? layouts_[d] : layout(state.topo().shape(d));
-        const auto free = free_blocks_for(state, d, l, out);
-        std::uint32_t first = 0, blocks = 0;
-        if (!use_indexes || !tables_.kept() || !tables_.window(free.word(0), need, first, blocks)) {
-            const auto w = use_indexes ? detail::best_window(l, free, need) : detail::best_window_scan(l, free, need);
-            first = w.first;
-            blocks = w.blocks;
-        }
-        detail::take_window(state, d, l, first, blocks, out);
+        const detail::block_layout& l = layouts_[d];
+        detail::take_window(state, d, l, detail::best_window(l, free_blocks_for(state, d, out), need), out);
     }
 
     // The allowed domain with the fewest free sub-blocks whose longest free
@@ -776,20 +503,6 @@ private:
     template <class State>
     domain_id tightest_domain(const State& state, const detail::request_units<State>& units) const {
         const request& req = units.req;
-        if (!units.indexed) {
-            domain_id best = npos32;
-            std::uint32_t best_free = npos32;
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const detail::block_layout l = layout(state.topo().shape(d));
-                const auto sum = detail::summarize_blocks(l, detail::free_blocks_of(state, d, l, placement{}, false));
-                if (sum.longest_run_gpus >= need_gpus(state, req, req.count, d) && sum.free_blocks < best_free) {
-                    best = d;
-                    best_free = sum.free_blocks;
-                }
-            }
-            return best;
-        }
         // The keys run row by row (a row: the domains with so many free
         // sub-blocks), each row by run class. Every allowed domain's need is
         // the same: the first row with a key of a class that holds the job
@@ -812,7 +525,7 @@ private:
                 }
                 return index.first_in_keys(key, row_key + row_keys - 1);  // filed domains are open
             }
-            return windows_.kept() ? windows_.first_wholly_free() : npos32;  // as below
+            return lowest_wholly_free();
         }
         // Needs differ by domain (node requests on mixed node sizes), or
         // only idle domains will do: in each row, the lowest domain that
@@ -833,37 +546,25 @@ private:
             }
             if (best != npos32) return best;
         }
-        // The wholly free domains, unfiled: idle, so allowed to any job, and
-        // whole, so holding any job this is asked for (place asks only for
-        // jobs a domain holds, and kept windows mean domains all alike).
-        return windows_.kept() ? windows_.first_wholly_free() : npos32;
+        return lowest_wholly_free();
     }
+
+    // The wholly free domains left out of the index (key_of): idle, so
+    // allowed to any job, and whole, so holding any job tightest_domain is
+    // asked for (domains all alike, and place asks only for jobs one holds).
+    domain_id lowest_wholly_free() const noexcept { return whole_blocks_ != 0 ? windows_.first_wholly_free() : npos32; }
 
     // Each segment in turn into the allowed domain with the fewest free
     // sub-blocks left that has a run for it.
     template <class State>
     errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
         const request& req = units.req;
-        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
-            domain_id best = npos32;
-            std::uint32_t best_free = npos32;
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const domain_shape info = state.topo().shape(d);
-                if (req.spread_segments && detail::touches_domain(out, info)) continue;
-                const detail::block_layout l = layout(info);
-                const auto sum = units.indexed && !detail::touches_domain(out, info)
-                                     ? summaries_[d]
-                                     : detail::summarize_blocks(l, free_blocks_for(state, d, l, out));
-                if (sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) && sum.free_blocks < best_free) {
-                    best = d;
-                    best_free = sum.free_blocks;
-                }
-            }
-            if (best == npos32) return units.shortfall(req.count);
-            take_best_window(state, best, need_gpus(state, req, req.part_size(), best), out);
-        }
-        return errc::ok;
+        const auto score = [&](domain_id d, bool) {
+            const auto sum = detail::summarize_blocks(layouts_[d], free_blocks_for(state, d, out));
+            return sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) ? sum.free_blocks : detail::no_fit;
+        };
+        const auto take = [&](domain_id d) { take_best_window(state, d, need_gpus(state, req, req.part_size(), d), out); };
+        return detail::place_each_segment(units, out, score, take);
     }
 
     std::uint32_t block_gpus_;
@@ -871,8 +572,6 @@ private:
     std::vector<detail::block_layout> layouts_;
     std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
     std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
-    std::vector<detail::block_summary> summaries_;
-    detail::block_tables tables_;  // when every domain is cut alike into few sub-blocks
     std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
@@ -880,12 +579,8 @@ private:
     std::vector<std::uint32_t> first_key_for_;   // [GPUs]: tightest_domain's first key for that need, or npos32
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     std::uint32_t whole_blocks_ = 0;           // a domain's sub-blocks when windows_ is kept (else 0)
-    std::vector<std::uint32_t> key_of_blocks_;  // [free sub-blocks as a word]: key_of their summary, when tables_ is kept
-    // A wholly free domain's entries then (refile_whole).
-    std::uint32_t whole_nodes_ = 0;
-    std::uint64_t whole_node_word_ = 0;
-    std::uint64_t whole_block_word_ = 0;
-    detail::block_summary whole_summary_;
+    static constexpr std::uint32_t max_keyed_blocks = 10;  // key_of_blocks_: at most 2^10 keys
+    std::vector<std::uint32_t> key_of_blocks_;  // [free sub-blocks as a word]: their key, when domains are all alike
     detail::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
     // one allocates only while it is the largest yet (one allocator, one

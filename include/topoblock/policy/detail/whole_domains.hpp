@@ -4,10 +4,10 @@
 #include <topoblock/policy/detail/word_windows.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
+#include <topoblock/config.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
-#include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/support/noinline.hpp>
 
@@ -43,24 +43,15 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 
 // The aligned windows of pick_whole_domains, kept by a policy on a cluster
 // of like domains (every domain the same nodes of the same GPUs): which
-// domains are wholly free, and for each window size 2^k with many windows
-// (more than `filed_above`), the windows filed by their count of wholly
-// free domains (those with fewer than two filed nowhere: every job here
-// asks for two or more, and on a busy cluster most windows hold none or one,
-// so a flip between those moves nothing), those inside one group of the
-// nearest level apart from the others.
-// A multi-domain job then costs a bucket lookup per window size instead of
-// a pass over every domain. Windows of up to 64 domains (sizes 1 .. 6) lie
-// inside one word of the bitset of wholly free domains and are filed a word
-// at a time (word_windows: a change refiles each word it touched once, for
-// every size); larger filed windows (clusters of over 8,192 domains) are
-// filed one by one, their counts read off the bitset.
-// Sizes with few windows are scanned when asked. Their counts come from one
-// array, for the smallest of them (at most `filed_above` entries, one add
-// per flip), folded pairwise into the next size's: a pick's cost does not
-// grow with the cluster, and upkeep is one add, where a count per window of
-// every size (the first design) cost an add per size per flip, most of a
-// multi-domain job's upkeep.
+// domains are wholly free; for the window sizes 2^k with many windows (more
+// than `filed_above`) of up to 64 domains (k = 1 .. 6, inside one word of the
+// bitset of wholly free domains), the counts of wholly free domains each
+// word's windows have, filed a word at a time (word_windows); the other
+// sizes are scanned when asked, from one array of counts for the smallest
+// of them (one add per flip), summed into each larger window's count.
+// A multi-domain job then costs a few bit scans per filed size and a pass
+// over at most the scanned array per scanned size, instead of a pass over
+// every domain.
 class whole_domain_windows {
 public:
     // Windows are kept only on a cluster of like domains (empty otherwise).
@@ -69,10 +60,9 @@ public:
         const topology& topo = state.topo();
         const std::uint32_t domains = topo.domain_count();
         const std::uint32_t nodes = topo.max_domain_nodes();
-        sizes_.clear();
+        one_group_.clear();
         first_scanned_ = 0;
         scanned_free_.clear();
-        flipped_.clear();
         small_ = {};
         total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
@@ -80,95 +70,65 @@ public:
                 topo.node_count() == std::uint64_t{domains} * nodes;
         if (!kept_) return;
         const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
-        std::size_t first_scanned = 0;  // none yet: size 0 is neither filed nor scanned
         for (std::uint64_t p = 1;; p *= 2) {
-            window_size& size = sizes_.emplace_back();
+            const std::size_t k = one_group_.size();
             const auto windows = static_cast<std::uint32_t>((domains + p - 1) / p);
-            const auto most = static_cast<std::uint32_t>(p < domains ? p : domains);
-            size.one_group.assign(windows, 1);
+            std::vector<std::uint8_t>& one_group = one_group_.emplace_back(windows, 1);
             // Sizes 1.. are filed up to the first with few windows (windows
-            // only shrink as the size grows); that one and all larger are
-            // scanned. Windows of one domain are never asked for: a job one
-            // domain holds does not come here (pick_whole_domains).
-            if (p > 1 && first_scanned == 0) {
-                if (windows > filed_above) {
-                    if (sizes_.size() - 1 > word_windows::max_sizes) {
-                        size.one_group_by_free = bucket_index(windows, most);
-                        size.mixed_by_free = bucket_index(windows, most);
-                    }
-                } else {
-                    first_scanned = sizes_.size() - 1;
-                    scanned_free_.assign(windows, 0);
-                }
+            // only shrink as the size grow) or past one word; that one and
+            // all larger are scanned. Windows of one domain (size 0) are
+            // never asked for: a job one domain holds does not come here
+            // (pick_whole_domains).
+            if (k > 0 && first_scanned_ == 0 && (windows <= filed_above || k > word_windows::max_sizes)) {
+                first_scanned_ = k;
+                scanned_free_.assign(windows, 0);
             }
             for (std::uint32_t w = 0; w < windows; ++w) {
                 const std::uint64_t start = w * p, end = start + p < domains ? start + p : domains;
                 for (std::uint64_t d = start; level != nullptr && d < end; ++d)
-                    if (level->group_of_domain[d] != level->group_of_domain[start]) size.one_group[w] = 0;
+                    if (level->group_of_domain[d] != level->group_of_domain[start]) one_group[w] = 0;
             }
             if (p >= domains) break;
         }
         // One domain: no size is scanned (nor asked for).
-        first_scanned_ = first_scanned != 0 ? first_scanned : sizes_.size();
+        if (first_scanned_ == 0) first_scanned_ = one_group_.size();
         small_ = word_windows(first_scanned_ - 1, domains,
-                              [&](std::size_t k, std::size_t w) { return sizes_[k].one_group[w] != 0; });
-        flipped_.assign(domains, 0);
+                              [&](std::size_t k, std::size_t w) { return one_group_[k][w] != 0; });
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
     // The domains one change of the state changed, each once (the policies
     // call it for a change of several; one domain goes to on_domain_change,
-    // policy_traits::domains_changed). Flips them all first, then refiles
-    // each word of a flipped domain once, and each larger window once per
-    // size: a multi-domain job takes or gives back several domains of one
-    // window, which domain by domain would move the window once per domain.
-    // A size's windows come from the last size's, halved, so the list
-    // shrinks as the sizes grow, and a window of no flipped domain (the
-    // partly taken last domain of a job) is not refiled for nothing.
+    // policy_traits::domains_changed). Gathers the flips a word of the
+    // bitset at a time (a job's domains come in order, so mostly a word or
+    // two), then stores, counts and refiles each word once: one flip in a
+    // word (a job of a few nodes, a failure) moves one window per size;
+    // several are filed a word at a time.
     template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!kept_) return;
-        std::uint32_t* windows = flipped_.data();
-        std::size_t count = 0;
-        // The flips are gathered a word of the bitset at a time (a job's
-        // domains come in order, so mostly a word or two): each word is
-        // stored, counted and refiled once. One flip in a word (a job of a
-        // few nodes, a failure) moves one window per size; several are
-        // filed a word at a time: flip by flip, two in one word already
-        // cost more.
         for (std::size_t i = 0; i < changed.size();) {
             const std::size_t word = changed[i] / 64;
             const std::uint64_t was = wholly_free_.word(word);
             std::uint64_t bits = was;
-            const std::size_t first_in_word = count;
+            std::size_t flips = 0;
+            domain_id flipped = 0;
             for (; i < changed.size() && changed[i] / 64 == word; ++i) {
                 const domain_id d = changed[i];
                 const std::uint64_t bit = std::uint64_t{1} << (d % 64);
                 if (wholly_free_and_open(state, d) == ((bits & bit) != 0)) continue;
                 bits ^= bit;
-                windows[count++] = d;
+                flipped = d;
+                ++flips;
             }
-            if (bits == was) continue;
+            if (flips == 0) continue;
             wholly_free_.set_word(word, bits);
             total_free_ += count_change(bits, was, ~std::uint64_t{0});
-            if (first_scanned_ < sizes_.size()) add_scanned(word, bits, was);
-            if (small_.sizes() != 0 && count - first_in_word == 1)
-                small_.refile_domain(windows[first_in_word], bits);
+            if (first_scanned_ < one_group_.size()) add_scanned(word, bits, was);
+            if (small_.sizes() != 0 && flips == 1)
+                small_.refile_domain(flipped, bits);
             else if (small_.sizes() != 0)
                 small_.refile_word(word, bits);
-        }
-        const std::size_t first_bucketed = first_bucketed_size();
-        for (std::size_t k = first_bucketed; k < first_scanned_ && count != 0; ++k) {
-            std::size_t kept = 0;
-            std::uint32_t last = npos32;
-            for (std::size_t i = 0; i < count; ++i) {
-                const std::uint32_t w = windows[i] >> (k == first_bucketed ? k : 1);
-                if (w == last) continue;  // one domain after another: often the same window
-                last = w;
-                windows[kept++] = w;
-                file(k, w);
-            }
-            count = kept;
         }
     }
 
@@ -178,16 +138,15 @@ public:
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!kept_) return;
+        TOPOBLOCK_ASSERT(d < wholly_free_.size());
         const bool now = wholly_free_and_open(state, d);
         if (now != wholly_free_.test(d)) refile_windows_of(d, now);
     }
 
     bool kept() const noexcept { return kept_; }
     std::size_t memory_bytes() const noexcept {
-        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(sizes_) + heap_bytes(scanned_free_) + heap_bytes(flipped_) +
-                            small_.memory_bytes();
-        for (const window_size& size : sizes_)
-            total += heap_bytes(size.one_group) + size.one_group_by_free.memory_bytes() + size.mixed_by_free.memory_bytes();
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(one_group_) + heap_bytes(scanned_free_) + small_.memory_bytes();
+        for (const auto& one_group : one_group_) total += heap_bytes(one_group);
         return total;
     }
     // The lowest wholly free, open domain, or npos32. Only when kept().
@@ -204,30 +163,12 @@ public:
         // without a look at any size.
         if (total_free_ < domains) return false;
         // Windows of fewer than `domains` domains cannot hold them.
-        std::size_t k = std::bit_width(domains - 1);
-        for (; k < first_scanned_; ++k) {
-            const std::uint32_t w = k < first_bucketed_size() ? small_.find(k, domains, wholly_free_) : filed_window(k, domains);
+        for (std::size_t k = std::bit_width(domains - 1); k < one_group_.size(); ++k) {
+            const std::uint32_t w = k < first_scanned_ ? small_.find(k, domains, wholly_free_) : scanned_window(k, domains);
             if (w != npos32) {
                 take_window(k, w, domains, chosen);
                 return true;
             }
-        }
-        // The scanned sizes: the smallest one's counts, folded pairwise
-        // into each next size's (a window of 2^(k+1) is two of 2^k).
-        std::array<std::uint32_t, filed_above> free{};
-        std::size_t windows = scanned_free_.size();
-        std::copy(scanned_free_.begin(), scanned_free_.end(), free.begin());
-        for (std::size_t s = first_scanned_; s < sizes_.size(); ++s) {
-            if (s >= k) {
-                const std::uint32_t w = scanned_window(s, {free.data(), windows}, domains);
-                if (w != npos32) {
-                    take_window(s, w, domains, chosen);
-                    return true;
-                }
-            }
-            const std::size_t halved = (windows + 1) / 2;
-            for (std::size_t w = 0; w < halved; ++w) free[w] = free[2 * w] + (2 * w + 1 < windows ? free[2 * w + 1] : 0);
-            windows = halved;
         }
         return false;
     }
@@ -245,37 +186,22 @@ public:
         }
         if (total != total_free_) return "whole-domain windows: stale total";
         if (std::string wrong = small_.check(wholly_free_); !wrong.empty()) return "whole-domain windows: " + wrong;
-        for (std::size_t k = 0; k < sizes_.size(); ++k) {
-            const window_size& size = sizes_[k];
-            for (std::uint32_t w = 0; w < size.one_group.size(); ++w) {
-                std::uint32_t free = 0;
-                for (std::uint64_t d = std::uint64_t{w} << k; d < domains && d < (std::uint64_t{w} + 1) << k; ++d)
-                    free += wholly_free_and_open(state, static_cast<domain_id>(d)) ? 1U : 0U;
-                if (k == first_scanned_ && free != scanned_free_[w]) return "whole-domain windows: stale count";
-                if (k < first_bucketed_size() || k >= first_scanned_) continue;  // not in buckets
-                const bucket_index& filed = size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free;
-                const bucket_index& other = size.one_group[w] != 0 ? size.mixed_by_free : size.one_group_by_free;
-                if (filed.key_of(w) != filed_key(free) || other.contains(w))
-                    return "whole-domain windows: misfiled window";
-            }
-        }
+        for (std::uint32_t w = 0; w < scanned_free_.size(); ++w)
+            if (scanned_free_[w] != wholly_free_.count(std::size_t{w} << first_scanned_, std::size_t{1} << first_scanned_))
+                return "whole-domain windows: stale count";
         return {};
     }
 
 private:
     TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
-        flip(d, wholly_free_now);
+        wholly_free_.assign(d, wholly_free_now);
+        const std::uint32_t change = wholly_free_now ? 1U : ~0U;  // +1 or -1, modulo 2^32
+        total_free_ += change;
+        if (first_scanned_ < one_group_.size()) scanned_free_[d >> first_scanned_] += change;
         if (small_.sizes() != 0) small_.refile_domain(d, wholly_free_.word(d / 64));
-        for (std::size_t k = first_bucketed_size(); k < first_scanned_; ++k) file(k, d >> k);
     }
 
     static constexpr std::uint32_t filed_above = 64;
-    struct window_size {
-        std::vector<std::uint8_t> one_group;   // per window: inside one group
-        // Kept for the sizes filed in buckets (from first_bucketed_size()).
-        bucket_index one_group_by_free;
-        bucket_index mixed_by_free;
-    };
 
     // How many more of the bits `mask` picks are set in `now` than in
     // `was`, modulo 2^32 (so a fall adds its negative).
@@ -298,38 +224,24 @@ private:
             changed &= ~(lane << at);
         }
     }
-    // Domain d became (now) or stopped being wholly free.
-    void flip(domain_id d, bool now) noexcept {
-        wholly_free_.assign(d, now);
-        const std::uint32_t change = now ? 1U : ~0U;  // +1 or -1, modulo 2^32
-        total_free_ += change;
-        if (first_scanned_ < sizes_.size()) scanned_free_[d >> first_scanned_] += change;
-    }
-    // Files window w of 2^k domains (a filed size) by its wholly free domains.
-    void file(std::size_t k, std::uint32_t w) noexcept {
-        window_size& size = sizes_[k];
-        const auto free = static_cast<std::uint32_t>(wholly_free_.count(std::size_t{w} << k, std::size_t{1} << k));
-        (size.one_group[w] != 0 ? size.one_group_by_free : size.mixed_by_free).assign(w, filed_key(free));
-    }
-    // Where a window of `free` wholly free domains is filed: under its
-    // count, or nowhere when it holds fewer than two.
-    static constexpr std::uint32_t filed_key(std::uint32_t free) noexcept { return free >= 2 ? free : npos32; }
 
-    // The window of a filed size that holds `domains`: inside one group
-    // first, then the fewest wholly free, then the lowest; npos32 when none
-    // does. scanned_window is the same rule over a size's counts.
-    std::uint32_t filed_window(std::size_t k, std::uint32_t domains) const noexcept {
-        const window_size& size = sizes_[k];
-        const std::uint32_t w = size.one_group_by_free.find_at_least(domains);
-        return w != npos32 ? w : size.mixed_by_free.find_at_least(domains);
-    }
-    std::uint32_t scanned_window(std::size_t k, std::span<const std::uint32_t> free, std::uint32_t domains) const noexcept {
-        const std::vector<std::uint8_t>& one_group = sizes_[k].one_group;
-        std::uint32_t best = npos32;
-        for (std::uint32_t w = 0; w < free.size(); ++w) {
-            if (free[w] < domains) continue;
-            if (best == npos32 || one_group[w] > one_group[best] || (one_group[w] == one_group[best] && free[w] < free[best]))
+    // The window of 2^k domains (a scanned size) that holds `domains`:
+    // inside one group first, then the fewest wholly free, then the lowest;
+    // npos32 when none does. Each window's count is the sum of the scanned
+    // counts it covers.
+    std::uint32_t scanned_window(std::size_t k, std::uint32_t domains) const noexcept {
+        const std::vector<std::uint8_t>& one_group = one_group_[k];
+        const std::size_t per_window = std::size_t{1} << (k - first_scanned_);
+        std::uint32_t best = npos32, best_free = 0;
+        for (std::uint32_t w = 0; w < one_group.size(); ++w) {
+            std::uint32_t free = 0;
+            for (std::size_t i = w * per_window; i < scanned_free_.size() && i < (w + 1) * per_window; ++i)
+                free += scanned_free_[i];
+            if (free < domains) continue;
+            if (best == npos32 || one_group[w] > one_group[best] || (one_group[w] == one_group[best] && free < best_free)) {
                 best = w;
+                best_free = free;
+            }
         }
         return best;
     }
@@ -348,21 +260,14 @@ private:
 
     bool kept_ = false;
     indexed_bitset wholly_free_;
-    std::uint32_t total_free_ = 0;   // wholly free domains in the cluster
-    std::vector<window_size> sizes_;  // [k]: windows of 2^k domains
-    // Sizes 1 .. first_scanned_ - 1 are filed (those below
-    // first_bucketed_size() by word, in small_; the others in buckets); the
-    // rest are scanned, and
-    // scanned_free_ holds the wholly free domains of each window of the
-    // first of them.
+    std::uint32_t total_free_ = 0;                   // wholly free domains in the cluster
+    std::vector<std::vector<std::uint8_t>> one_group_;  // [k][w]: window w of 2^k domains lies inside one group
+    // Sizes 1 .. first_scanned_ - 1 are filed by word in small_; the rest
+    // are scanned, and scanned_free_ holds the wholly free domains of each
+    // window of the first of them.
     std::size_t first_scanned_ = 0;
     std::vector<std::uint32_t> scanned_free_;
     word_windows small_;
-    // The sizes small_ does not file (from 7), up to first_scanned_, are in buckets.
-    std::size_t first_bucketed_size() const noexcept { return small_.sizes() + 1; }
-    // on_domains_change's list of flipped domains, then of their windows:
-    // room for every domain, so a change never allocates.
-    std::vector<std::uint32_t> flipped_;
 };
 
 // Chooses wholly free domains that together hold `size` units. Rule: the
