@@ -233,18 +233,4 @@ bool register_policy(const std::string& name, Policy policy = Policy{}) {
     return true;
 }
 
-// The same policy with its indexes off: the decisions are identical
-// (tests/policy/indexed_vs_naive.cpp), so the gap is what the indexes buy.
-template <class Policy>
-Policy naive(Policy p) {
-    p.use_indexes = false;
-    return p;
-}
-
-// The policy under `name` and its naive version under `name`-naive.
-template <class Policy>
-bool register_policy_and_naive(const std::string& name, Policy policy) {
-    return register_policy(name, policy) && register_policy(name + "-naive", naive(policy));
-}
-
 }  // namespace topoblock::bench
