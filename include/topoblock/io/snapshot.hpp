@@ -3,7 +3,7 @@
 // Snapshots of an allocator: its whole state as versioned, line-oriented
 // text, read back into an allocator that gives the same ids, the same
 // answers and the same decisions from then on as one that never stopped.
-// The format is docs/formats.md ("Allocator snapshots").
+// The format is docs/snapshots.md.
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/request/placement.hpp>
