@@ -42,7 +42,7 @@ TEST_CASE("TOPOBLOCK_ASSERT calls the installed handler when a precondition fail
 }
 #endif
 
-TEST_CASE("set_assertion_handler returns the handler it replaces; nullptr restores the default") {
+TEST_CASE("set_assertion_handler returns the handler it replaces, and nullptr restores the default") {
     const assertion_handler original = set_assertion_handler(throw_precondition);
     const bool replaced_throwing = set_assertion_handler(nullptr) == throw_precondition;
     CHECK(replaced_throwing);

@@ -9,7 +9,7 @@
 
 using namespace topoblock;
 
-TEST_CASE("parse_whole: whole decimal numbers in range; too large said as such") {
+TEST_CASE("parse_whole: whole decimal numbers in range, and too large said as such") {
     CHECK(*parse_whole("0") == 0);
     CHECK(*parse_whole("18446744073709551615") == 18446744073709551615ULL);
     CHECK(*parse_whole("64", 1, 64) == 64);
