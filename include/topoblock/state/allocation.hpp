@@ -31,6 +31,8 @@ struct allocation_record {
     // Set when a node it holds went down; stays set until it is released.
     bool hit_by_failure = false;
     piece_list pieces;
+
+    friend bool operator==(const allocation_record&, const allocation_record&) = default;
 };
 
 }  // namespace topoblock

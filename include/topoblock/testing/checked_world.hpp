@@ -80,12 +80,7 @@ std::string compare(const Alloc& a, const reference_model& m,
 struct fingerprint {
     struct record {
         allocation_id id;
-        request asked;
-        std::uint32_t requested_gpus = 0;
-        std::uint32_t held_gpus = 0;
-        std::uint32_t domains = 0;
-        bool hit_by_failure = false;
-        piece_list pieces;
+        allocation_record held;
         bool operator==(const record&) const = default;
     };
     std::vector<gpu_mask> unheld;
@@ -111,7 +106,7 @@ fingerprint fingerprint_of(const Alloc& a) {
     }
     for (domain_id d = 0; d < a.topo().domain_count(); ++d) f.domains.push_back(s.domain(d));
     s.for_each_allocation([&](allocation_id id, const allocation_record& r) {
-        f.live.push_back({id, r.asked, r.requested_gpus, r.held_gpus, r.domains, r.hit_by_failure, r.pieces});
+        f.live.push_back({id, r});
     });
     return f;
 }
