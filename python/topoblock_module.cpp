@@ -732,7 +732,8 @@ PYBIND11_MODULE(topoblock, m) {
             return std::string("<topoblock.Request ") + std::to_string(r.count) + " " + unit_name(r.what) + ">";
         });
 
-    py::class_<py_allocator>(m, "Allocator", "Places requests on a topology under one built-in policy")
+    py::class_<py_allocator> allocator_class(m, "Allocator", "Places requests on a topology under one built-in policy");
+    allocator_class
         .def(py::init([](const cluster& c, std::string_view policy, std::int64_t block_gpus) {
                  return py_allocator(c, policy, block_gpus);
              }),
@@ -744,38 +745,8 @@ PYBIND11_MODULE(topoblock, m) {
             [](py_allocator& a, std::int64_t gpus) { return a.allocate(request::gpus(count_of(gpus, "gpus"))); },
             "gpus"_a)
         .def("allocate", [](py_allocator& a, const request& r) { return a.allocate(r); }, "request"_a)
-        .def(
-            "allocate",
-            [req](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes,
-                  bool whole_nodes, std::string_view where, bool exclusive_domain, std::int64_t segment,
-                  bool spread_segments) {
-                return a.allocate(req(gpus, nodes, whole_nodes, where, exclusive_domain, segment, spread_segments));
-            },
-            "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false,
-            "locality"_a = "require", "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false,
-            "Places a request; returns its allocation id, raises Error on refusal (nothing changes)")
         .def("try_allocate", [](py_allocator& a, const request& r) { return a.try_allocate(r); }, "request"_a)
         .def("plan", [](py_allocator& a, const request& r) { return a.plan(r); }, "request"_a)
-        .def(
-            "try_allocate",
-            [req](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes,
-                  bool whole_nodes, std::string_view where, bool exclusive_domain, std::int64_t segment,
-                  bool spread_segments) {
-                return a.try_allocate(req(gpus, nodes, whole_nodes, where, exclusive_domain, segment, spread_segments));
-            },
-            "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false,
-            "locality"_a = "require", "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false,
-            "As allocate, but a refusal is returned: (id, 'ok') or (None, code)")
-        .def(
-            "plan",
-            [req](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes,
-                  bool whole_nodes, std::string_view where, bool exclusive_domain, std::int64_t segment,
-                  bool spread_segments) {
-                return a.plan(req(gpus, nodes, whole_nodes, where, exclusive_domain, segment, spread_segments));
-            },
-            "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false,
-            "locality"_a = "require", "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false,
-            "The pieces the policy would take now, without taking them")
         .def("release", &py_allocator::release, "id"_a)
         .def("set_health", &py_allocator::set_health, "node"_a, "health"_a,
              "Sets a node (id or name) up, drain or down; returns the ids of allocations hit by a failure")
@@ -784,6 +755,24 @@ PYBIND11_MODULE(topoblock, m) {
         .def("allocations", &py_allocator::allocations)
         .def("metrics", &py_allocator::metrics, "fragmentation_sizes"_a = py::none())
         .def_property_readonly("policy", &py_allocator::policy);
+    // allocate, try_allocate and plan also take the request's fields as
+    // keyword arguments, as Request() does.
+    const auto def_with_request_keywords = [&](const char* name, auto method, const char* doc) {
+        allocator_class.def(
+            name,
+            [req, method](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes,
+                          bool whole_nodes, std::string_view where, bool exclusive_domain, std::int64_t segment,
+                          bool spread_segments) {
+                return (a.*method)(req(gpus, nodes, whole_nodes, where, exclusive_domain, segment, spread_segments));
+            },
+            "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false,
+            "locality"_a = "require", "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false, doc);
+    };
+    def_with_request_keywords("allocate", &py_allocator::allocate,
+                              "Places a request; returns its allocation id, raises Error on refusal (nothing changes)");
+    def_with_request_keywords("try_allocate", &py_allocator::try_allocate,
+                              "As allocate, but a refusal is returned: (id, 'ok') or (None, code)");
+    def_with_request_keywords("plan", &py_allocator::plan, "The pieces the policy would take now, without taking them");
 
     m.def(
         "simulate",
