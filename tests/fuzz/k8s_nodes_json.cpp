@@ -5,6 +5,7 @@
 // accepts, with one health per node.
 
 #include "fuzz_support.hpp"
+#include "k8s_cluster_checks.hpp"
 
 #include <topoblock/io/detail/json.hpp>
 #include <topoblock/io/k8s_nodes.hpp>
@@ -34,18 +35,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::require(doc.error().line >= 1 || size > io::detail::json::max_input, "a JSON error without a line");
     }
     auto cluster = io::read_k8s_nodes_json(text);
-    if (!cluster) {
-        fuzz::require(!cluster.error().message.empty(), "an error without a message");
-        return 0;
-    }
-    const topology& topo = cluster->topo;
-    fuzz::require(cluster->health.size() == topo.node_count(), "one health per node");
-    auto a = basic_allocator<first_fit, default_capacity>::create(topo);
-    if (!a) return 0;  // beyond the compile-time capacity: refused, not wrong
-    for (node_id n = 0; n < topo.node_count(); ++n) {
-        fuzz::require(topo.find_node(topo.node(n).name) == n, "a node cannot be found by its name");
-        fuzz::require(static_cast<bool>(a->set_health(n, cluster->health[n])), "a listed node's health is refused");
-    }
-    fuzz::require(a->state().verify().empty(), "the state is inconsistent after the listing's health");
+    fuzz::check_k8s_cluster(cluster);
     return 0;
 }
