@@ -9,7 +9,7 @@
 #include <topoblock/topology/topology.hpp>
 #include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/presets.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/state/allocation.hpp>
 #include <topoblock/state/cluster_state.hpp>
 #include <topoblock/request/request.hpp>

@@ -49,7 +49,7 @@
 
 #include <topoblock/io/detail/json.hpp>
 #include <topoblock/io/hostlist.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
 #include <topoblock/support/quote.hpp>

@@ -16,7 +16,7 @@
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/io/topology_yaml.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
 #include <topoblock/support/quote.hpp>

@@ -10,7 +10,7 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/state/allocation.hpp>
 #include <topoblock/state/cluster_state.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
 #include <topoblock/support/text_lines.hpp>

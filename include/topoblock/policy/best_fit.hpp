@@ -2,8 +2,8 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
-#include <topoblock/policy/detail/domain_pick.hpp>
-#include <topoblock/policy/detail/request_units.hpp>
+#include <topoblock/policy/toolkit/domain_pick.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -96,7 +96,7 @@ struct best_fit {
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         TOPOBLOCK_ASSERT(by_free_gpus_.items() == state.topo().domain_count());  // attached to this state
-        const detail::request_units<State> units{state, req};
+        const toolkit::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         const std::uint64_t size = req.count;
         const std::uint64_t largest = units.largest_domain();
@@ -133,7 +133,7 @@ private:
 
     // The usable domain with the least free capacity >= size, or npos32.
     template <class State>
-    domain_id tightest_domain(const State& state, const detail::request_units<State>& units, std::uint64_t size) const {
+    domain_id tightest_domain(const State& state, const toolkit::request_units<State>& units, std::uint64_t size) const {
         const request& req = units.req;
         if (!req.exclusive_domain) {
             const std::uint32_t g = state.topo().uniform_gpus_per_node();
@@ -162,12 +162,12 @@ private:
     // `fresh`: the placement holds nothing in domain d yet, so the state's
     // own indexes describe what is open there.
     template <class State>
-    static bool take_in(const State& state, const detail::request_units<State>& units, domain_id d,
+    static bool take_in(const State& state, const toolkit::request_units<State>& units, domain_id d,
                         std::uint64_t size, placement& out, bool fresh) {
         if (fresh && take_in_fresh_domain(state, units.req, d, static_cast<std::uint32_t>(size), out))
             return true;
-        auto scratch = detail::load_domain(state, out, d);
-        return detail::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
+        auto scratch = toolkit::load_domain(state, out, d);
+        return toolkit::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
     }
 
     // The common shapes answered from the state's per-domain indexes alone,
@@ -208,7 +208,7 @@ private:
             return true;
         }
         auto left = state.free_nodes_in(d);
-        const bool taken = detail::choose_tightest_runs(left, nodes, [&](std::uint32_t start, std::uint32_t n) {
+        const bool taken = toolkit::choose_tightest_runs(left, nodes, [&](std::uint32_t start, std::uint32_t n) {
             out.add_nodes(info.first_node + start, n, full);
             left.reset_range(start, n);
         });
@@ -221,7 +221,7 @@ private:
     // Spreads `size` units over at most `max_domains` domains (npos32: no
     // limit), trying the tightest group of each level before the cluster.
     template <class State>
-    bool spread(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+    bool spread(const State& state, const toolkit::request_units<State>& units, std::uint64_t size,
                        std::uint64_t max_domains, placement& out) const {
         const auto& levels = state.topo().levels();
         for (std::size_t l = 0; l < levels.size(); ++l) {
@@ -247,7 +247,7 @@ private:
     // placed, 0 when it cannot be, -1 when the request's units have no bucket
     // (exclusive jobs, whole-node GPU jobs on mixed node sizes).
     template <class State>
-    int spread_indexed(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+    int spread_indexed(const State& state, const toolkit::request_units<State>& units, std::uint64_t size,
                               std::uint64_t max_domains, placement& out) const {
         const request& req = units.req;
         const bucket_index* index = &by_free_gpus_;
@@ -318,7 +318,7 @@ private:
     // the job is covered, then the last one swapped for the tightest domain
     // that holds the remainder.
     template <class State>
-    bool spread_over(const State& state, const detail::request_units<State>& units,
+    bool spread_over(const State& state, const toolkit::request_units<State>& units,
                      const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
                      placement& out) const {
         auto& by_free = by_free_;
@@ -358,7 +358,7 @@ private:
     // Each segment best-fit into one domain, counting what earlier segments
     // of the same job took.
     template <class State>
-    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
+    errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         std::vector<std::pair<domain_id, std::uint64_t>> used;  // domain, units taken

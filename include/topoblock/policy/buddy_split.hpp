@@ -2,10 +2,10 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
-#include <topoblock/policy/detail/domain_pick.hpp>
-#include <topoblock/policy/detail/place_each_segment.hpp>
-#include <topoblock/policy/detail/request_units.hpp>
-#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/policy/toolkit/domain_pick.hpp>
+#include <topoblock/policy/toolkit/place_each_segment.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -308,7 +308,7 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
 //   up. check() recomputes the structure and reports disagreements.
 // - A job that fits no domain's largest buddy (65-72 GPUs on an NVL72 rack,
 //   whose largest buddy is 64) or is larger than a domain takes whole
-//   wholly free domains (detail::pick_whole_domains: the smallest aligned
+//   wholly free domains (toolkit::pick_whole_domains: the smallest aligned
 //   window of 2^k domains that holds it, one group preferred) and holds
 //   every GPU of them.
 // - locality::prefer / any: when no domain has a free buddy for the job, it
@@ -369,7 +369,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req};
+        const toolkit::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         if (fits_a_buddy(req, req.count)) {
             const domain_id d = smallest_buddy_domain(state, units);
@@ -379,8 +379,8 @@ public:
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
-        if (!detail::pick_whole_domains(units, req.count, chosen_, &windows_)) return units.shortfall(req.count);
-        for (domain_id d : chosen_) detail::take_whole_domain(state, d, out);
+        if (!toolkit::pick_whole_domains(units, req.count, chosen_, &windows_)) return units.shortfall(req.count);
+        for (domain_id d : chosen_) toolkit::take_whole_domain(state, d, out);
         return errc::ok;
     }
 
@@ -406,7 +406,7 @@ public:
             const domain_info& info = topo.domain(d);
             const std::string where = " in domain '" + info.name + "'";
             std::vector<detail::buddy> derived;
-            detail::for_each_free_buddy(detail::load_domain(state, placement{}, d), [&](detail::buddy b) { derived.push_back(b); });
+            detail::for_each_free_buddy(toolkit::load_domain(state, placement{}, d), [&](detail::buddy b) { derived.push_back(b); });
             std::uint64_t levels = 0;
             for (const auto& b : derived) levels |= std::uint64_t{1} << b.level;
             if (levels != levels_[d]) return "buddy-split: stale free-level summary" + where;
@@ -484,7 +484,7 @@ private:
     // The allowed domain whose smallest sufficient free buddy is smallest,
     // lowest index on ties; npos32 when none.
     template <class State>
-    domain_id smallest_buddy_domain(const State& state, const detail::request_units<State>& units) const {
+    domain_id smallest_buddy_domain(const State& state, const toolkit::request_units<State>& units) const {
         const request& req = units.req;
         if (req.exclusive_domain) {
             domain_id best = npos32;
@@ -518,30 +518,30 @@ private:
     // sufficient free buddy, after the earlier segments, is smallest (a
     // whole wholly free domain, the smallest, when no buddy can hold one).
     template <class State>
-    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
+    errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         const bool as_buddy = fits_a_buddy(req, part);
         const auto score = [&](domain_id d, bool touched) {
             if (as_buddy) {
                 const std::uint32_t l = detail::smallest_level_at_least(
-                    detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
-                return l != detail::no_level ? std::uint64_t{1} << l : detail::no_fit;
+                    detail::free_buddy_levels(toolkit::load_domain(state, out, d)), need(state, req, part, d));
+                return l != detail::no_level ? std::uint64_t{1} << l : toolkit::no_fit;
             }
-            return !touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
-                                                                                            : detail::no_fit;
+            return !touched && toolkit::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
+                                                                                            : toolkit::no_fit;
         };
         const auto take = [&](domain_id d) {
-            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, d), need(state, req, part, d), out);
-            else detail::take_whole_domain(state, d, out);
+            if (as_buddy) detail::take_buddy(toolkit::load_domain(state, out, d), need(state, req, part, d), out);
+            else toolkit::take_whole_domain(state, d, out);
         };
-        return detail::place_each_segment(units, out, score, take);
+        return toolkit::place_each_segment(units, out, score, take);
     }
 
     std::vector<std::uint64_t> levels_;         // per domain: bit L = a free buddy of 2^L GPUs
     std::vector<indexed_bitset> at_level_;      // per level: the domains with a free buddy of it
     std::vector<std::pair<std::uint32_t, std::uint32_t>> kinds_;  // GPUs per node, largest root level
-    detail::whole_domain_windows windows_;
+    toolkit::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
     // one allocates only while it is the largest yet (one allocator, one
     // thread: see basic_allocator).

@@ -2,13 +2,13 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
-#include <topoblock/policy/detail/place_each_segment.hpp>
-#include <topoblock/policy/detail/request_units.hpp>
-#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/policy/toolkit/place_each_segment.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/heap_bytes.hpp>
@@ -213,7 +213,7 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 //   sub-blocks that has a long enough free run (lowest index on ties);
 //   inside it, the window holding the fewest GPUs, then the one in the
 //   tightest free run, then the lowest.
-// - A larger job takes wholly free domains (detail::pick_whole_domains: the
+// - A larger job takes wholly free domains (toolkit::pick_whole_domains: the
 //   smallest aligned window of 2^k domains that holds it in the domains the
 //   empty cluster needs, one group preferred; its largest domains first);
 //   all but the last are held whole, the last holds the best window for the
@@ -345,7 +345,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req};
+        const toolkit::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         if (req.count <= units.largest_domain()) {
             const domain_id d = tightest_domain(state, units);
@@ -356,10 +356,10 @@ public:
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id>& chosen = chosen_;
-        if (!detail::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
+        if (!toolkit::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
         std::uint64_t covered = 0;
         for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
-            detail::take_whole_domain(state, chosen[i], out);
+            toolkit::take_whole_domain(state, chosen[i], out);
             covered += units.capacity_of(chosen[i]);
         }
         take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
@@ -501,7 +501,7 @@ private:
     // The allowed domain with the fewest free sub-blocks whose longest free
     // run holds the job, lowest index on ties; npos32 when none.
     template <class State>
-    domain_id tightest_domain(const State& state, const detail::request_units<State>& units) const {
+    domain_id tightest_domain(const State& state, const toolkit::request_units<State>& units) const {
         const request& req = units.req;
         // The keys run row by row (a row: the domains with so many free
         // sub-blocks), each row by run class. Every allowed domain's need is
@@ -557,14 +557,14 @@ private:
     // Each segment in turn into the allowed domain with the fewest free
     // sub-blocks left that has a run for it.
     template <class State>
-    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
+    errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const auto score = [&](domain_id d, bool) {
             const auto sum = detail::summarize_blocks(layouts_[d], free_blocks_for(state, d, out));
-            return sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) ? sum.free_blocks : detail::no_fit;
+            return sum.longest_run_gpus >= need_gpus(state, req, req.part_size(), d) ? sum.free_blocks : toolkit::no_fit;
         };
         const auto take = [&](domain_id d) { take_best_window(state, d, need_gpus(state, req, req.part_size(), d), out); };
-        return detail::place_each_segment(units, out, score, take);
+        return toolkit::place_each_segment(units, out, score, take);
     }
 
     std::uint32_t block_gpus_;
@@ -581,7 +581,7 @@ private:
     std::uint32_t whole_blocks_ = 0;           // a domain's sub-blocks when windows_ is kept (else 0)
     static constexpr std::uint32_t max_keyed_blocks = 10;  // key_of_blocks_: at most 2^10 keys
     std::vector<std::uint32_t> key_of_blocks_;  // [free sub-blocks as a word]: their key, when domains are all alike
-    detail::whole_domain_windows windows_;
+    toolkit::whole_domain_windows windows_;
     // A multi-domain decision's domains, kept between decisions so that
     // one allocates only while it is the largest yet (one allocator, one
     // thread: see basic_allocator).

@@ -10,7 +10,7 @@
 #include <topoblock/sim/queue.hpp>
 #include <topoblock/sim/results.hpp>
 #include <topoblock/state/allocation.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/id_map.hpp>
 #include <topoblock/topology/topology.hpp>
 

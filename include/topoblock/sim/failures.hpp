@@ -1,7 +1,7 @@
 #pragma once
 
 #include <topoblock/sim/random.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>
 #include <topoblock/topology/topology.hpp>

@@ -7,7 +7,7 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/state/allocation.hpp>
 #include <topoblock/state/free_capacity.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/error.hpp>
 #include <topoblock/support/expected.hpp>

@@ -15,7 +15,7 @@
 #include <topoblock/state/allocation.hpp>
 #include <topoblock/state/cluster_state.hpp>
 #include <topoblock/state/free_capacity.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/state/piece_list.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/testing/reference_model.hpp>

@@ -46,7 +46,7 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/sim/random.hpp>
 #include <topoblock/state/allocation.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/testing/checked_world.hpp>
 #include <topoblock/topology/topology.hpp>

@@ -4,10 +4,10 @@
 // (tests/policy/indexed_vs_naive.cpp): every question is answered by a pass
 // over every domain (or group), counted from the state's per-domain counters;
 // nothing is kept between decisions. Inside a domain it takes what the
-// shared toolkit (policy/detail/domain_pick.hpp) takes, which is the rule.
+// shared toolkit (policy/toolkit/domain_pick.hpp) takes, which is the rule.
 
-#include <topoblock/policy/detail/domain_pick.hpp>
-#include <topoblock/policy/detail/request_units.hpp>
+#include <topoblock/policy/toolkit/domain_pick.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -27,7 +27,7 @@ struct best_fit_reference {
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req};
+        const toolkit::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         const std::uint64_t size = req.count;
         if (size <= units.largest_domain()) {
@@ -61,14 +61,14 @@ private:
 
     template <class State>
     static bool take_in(const State& state, const request& req, domain_id d, std::uint64_t size, placement& out) {
-        auto scratch = detail::load_domain(state, out, d);
-        return detail::take_units(scratch, req, static_cast<std::uint32_t>(size), out);
+        auto scratch = toolkit::load_domain(state, out, d);
+        return toolkit::take_units(scratch, req, static_cast<std::uint32_t>(size), out);
     }
 
     // The groups of each level that hold the job, tightest first (lowest
     // index on ties), then every domain.
     template <class State>
-    static bool spread(const State& state, const detail::request_units<State>& units, std::uint64_t size,
+    static bool spread(const State& state, const toolkit::request_units<State>& units, std::uint64_t size,
                        std::uint64_t max_domains, placement& out) {
         const auto& levels = state.topo().levels();
         for (std::size_t l = 0; l < levels.size(); ++l) {
@@ -90,7 +90,7 @@ private:
     // The candidates with the most free units until the job is covered, the
     // last of them swapped for the tightest candidate that holds the rest.
     template <class State>
-    static bool spread_over(const State& state, const detail::request_units<State>& units,
+    static bool spread_over(const State& state, const toolkit::request_units<State>& units,
                             const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
                             placement& out) {
         std::vector<std::pair<std::uint64_t, domain_id>> by_free;
@@ -118,7 +118,7 @@ private:
     // Each segment into the tightest domain that holds it, counting what
     // earlier segments took there (spread segments: a domain each).
     template <class State>
-    static errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) {
+    static errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         std::vector<std::uint64_t> taken(state.topo().domain_count(), 0);

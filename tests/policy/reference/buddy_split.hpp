@@ -6,10 +6,10 @@
 // compares the policy's level sets and word operations with this.
 
 #include <topoblock/policy/buddy_split.hpp>
-#include <topoblock/policy/detail/domain_pick.hpp>
-#include <topoblock/policy/detail/place_each_segment.hpp>
-#include <topoblock/policy/detail/request_units.hpp>
-#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/policy/toolkit/domain_pick.hpp>
+#include <topoblock/policy/toolkit/place_each_segment.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -27,7 +27,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req, false};
+        const toolkit::request_units<State> units{state, req, false};
         if (req.segmented()) return place_segments(state, units, out);
         if (fits_a_buddy(state.topo(), req, req.count)) {
             domain_id best = npos32;
@@ -35,21 +35,21 @@ public:
             for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
                 if (!units.allowed(d)) continue;
                 const std::uint32_t l = detail::smallest_level_at_least(
-                    detail::free_buddy_levels(detail::load_domain(state, placement{}, d)), need(state, req, req.count, d));
+                    detail::free_buddy_levels(toolkit::load_domain(state, placement{}, d)), need(state, req, req.count, d));
                 if (l < best_level) {
                     best = d;
                     best_level = l;
                 }
             }
             if (best != npos32) {
-                detail::take_buddy(detail::load_domain(state, out, best), need(state, req, req.count, best), out);
+                detail::take_buddy(toolkit::load_domain(state, out, best), need(state, req, req.count, best), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
-        for (domain_id d : chosen) detail::take_whole_domain(state, d, out);
+        if (!toolkit::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        for (domain_id d : chosen) toolkit::take_whole_domain(state, d, out);
         return errc::ok;
     }
 
@@ -72,24 +72,24 @@ private:
     // sufficient free buddy, after the earlier segments, is smallest (a
     // whole wholly free domain, the smallest, when no buddy can hold one).
     template <class State>
-    errc place_segments(const State& state, const detail::request_units<State>& units, placement& out) const {
+    errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) const {
         const request& req = units.req;
         const std::uint64_t part = req.part_size();
         const bool as_buddy = fits_a_buddy(state.topo(), req, part);
         const auto score = [&](domain_id d, bool touched) {
             if (as_buddy) {
                 const std::uint32_t l = detail::smallest_level_at_least(
-                    detail::free_buddy_levels(detail::load_domain(state, out, d)), need(state, req, part, d));
-                return l != detail::no_level ? std::uint64_t{1} << l : detail::no_fit;
+                    detail::free_buddy_levels(toolkit::load_domain(state, out, d)), need(state, req, part, d));
+                return l != detail::no_level ? std::uint64_t{1} << l : toolkit::no_fit;
             }
-            return !touched && detail::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
-                                                                                            : detail::no_fit;
+            return !touched && toolkit::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
+                                                                                            : toolkit::no_fit;
         };
         const auto take = [&](domain_id d) {
-            if (as_buddy) detail::take_buddy(detail::load_domain(state, out, d), need(state, req, part, d), out);
-            else detail::take_whole_domain(state, d, out);
+            if (as_buddy) detail::take_buddy(toolkit::load_domain(state, out, d), need(state, req, part, d), out);
+            else toolkit::take_whole_domain(state, d, out);
         };
-        return detail::place_each_segment(units, out, score, take);
+        return toolkit::place_each_segment(units, out, score, take);
     }
 
 };

@@ -7,12 +7,12 @@
 // with this.
 
 #include <topoblock/policy/contiguous_block.hpp>
-#include <topoblock/policy/detail/request_units.hpp>
-#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
-#include <topoblock/state/health.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
@@ -95,7 +95,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const detail::request_units<State> units{state, req, false};
+        const toolkit::request_units<State> units{state, req, false};
         if (req.segmented()) {
             for (std::uint32_t s = 0; s < req.part_count(); ++s)
                 if (!take_in_tightest(state, units, req.part_size(), out)) return units.shortfall(req.count);
@@ -106,10 +106,10 @@ public:
             if (req.where == locality::require) return units.shortfall(req.count);
         }
         std::vector<domain_id> chosen;
-        if (!detail::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        if (!toolkit::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
         std::uint64_t covered = 0;
         for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
-            detail::take_whole_domain(state, chosen[i], out);
+            toolkit::take_whole_domain(state, chosen[i], out);
             covered += units.capacity_of(chosen[i]);
         }
         take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
@@ -133,13 +133,13 @@ private:
     // sub-blocks left (counting what `out` holds) whose longest free run
     // holds them, lowest index on ties; false when none does.
     template <class State>
-    bool take_in_tightest(const State& state, const detail::request_units<State>& units, std::uint64_t count,
+    bool take_in_tightest(const State& state, const toolkit::request_units<State>& units, std::uint64_t count,
                           placement& out) const {
         domain_id best = npos32;
         std::uint32_t best_free = npos32;
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const domain_shape info = state.topo().shape(d);
-            if (!units.allowed(d) || (units.req.spread_segments && detail::touches_domain(out, info))) continue;
+            if (!units.allowed(d) || (units.req.spread_segments && toolkit::touches_domain(out, info))) continue;
             const auto l = detail::block_layout::of(info, block_gpus_);
             const auto sum = summarize_block_by_block(l, free_blocks_node_by_node(state, d, l, out));
             if (sum.longest_run_gpus >= need_gpus(state, units.req, count, d) && sum.free_blocks < best_free) {

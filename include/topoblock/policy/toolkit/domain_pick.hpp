@@ -13,7 +13,7 @@
 
 // Choosing GPUs and nodes inside one domain, shared by the policies that pick
 // a domain first and then the tightest spot in it.
-namespace topoblock::detail {
+namespace topoblock::toolkit {
 
 // A domain's GPUs still open to the placement being built: usable in the
 // state and not yet taken by earlier parts of the same placement.
@@ -168,4 +168,4 @@ bool take_units(Scratch& s, const request& req, std::uint32_t units, placement& 
     return take_gpus(s, units, out);
 }
 
-}  // namespace topoblock::detail
+}  // namespace topoblock::toolkit

@@ -1,7 +1,7 @@
 #pragma once
 
-#include <topoblock/policy/detail/request_units.hpp>
-#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace topoblock::detail {
+namespace topoblock::toolkit {
 
 // A score place_each_segment never chooses: the domain cannot hold the segment.
 inline constexpr std::uint64_t no_fit = ~std::uint64_t{0};
@@ -42,4 +42,4 @@ errc place_each_segment(const request_units<State>& units, placement& out, Score
     return errc::ok;
 }
 
-}  // namespace topoblock::detail
+}  // namespace topoblock::toolkit

@@ -2,7 +2,7 @@
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/best_fit.hpp>
-#include <topoblock/policy/detail/whole_domains.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/policy/detail/word_windows.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/builder.hpp>
@@ -137,7 +137,7 @@ TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pic
         }
         b.add_level("leaf", std::move(groups));
         auto a = std::move(*allocator<best_fit>::create(*b.build()));
-        detail::whole_domain_windows windows;
+        toolkit::whole_domain_windows windows;
         windows.attach(a.state());
         REQUIRE(windows.kept());
         rng r(92);
@@ -170,7 +170,7 @@ TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pic
             const request q = request::gpus(asked * 4);
             const bool fast = windows.pick(asked, picked);
             using state_type = std::remove_cvref_t<decltype(a.state())>;
-            const bool slow = detail::pick_whole_domains(detail::request_units<state_type>{a.state(), q, false}, q.count, passed);
+            const bool slow = toolkit::pick_whole_domains(toolkit::request_units<state_type>{a.state(), q, false}, q.count, passed);
             REQUIRE(fast == slow);
             if (fast) REQUIRE(picked == passed);
             picked.clear();

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <topoblock/policy/detail/request_units.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/policy/detail/word_windows.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -23,7 +23,7 @@
 // Jobs placed as whole NVLink domains, shared by the block policies: the
 // aggregated blocks of Slurm's topology/block (BlockSizes), 2^k consecutive
 // base blocks, with a domain standing for a base block.
-namespace topoblock::detail {
+namespace topoblock::toolkit {
 
 // Every node up and wholly free, in an open domain: then nothing is held
 // there and it is idle too, so this holds for exclusive jobs as well. Empty
@@ -79,7 +79,7 @@ public:
             // all larger are scanned. Windows of one domain (size 0) are
             // never asked for: a job one domain holds does not come here
             // (pick_whole_domains).
-            if (k > 0 && first_scanned_ == 0 && (windows <= filed_above || k > word_windows::max_sizes)) {
+            if (k > 0 && first_scanned_ == 0 && (windows <= filed_above || k > detail::word_windows::max_sizes)) {
                 first_scanned_ = k;
                 scanned_free_.assign(windows, 0);
             }
@@ -92,7 +92,7 @@ public:
         }
         // One domain: no size is scanned (nor asked for).
         if (first_scanned_ == 0) first_scanned_ = one_group_.size();
-        small_ = word_windows(first_scanned_ - 1, domains,
+        small_ = detail::word_windows(first_scanned_ - 1, domains,
                               [&](std::size_t k, std::size_t w) { return one_group_[k][w] != 0; });
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
@@ -267,7 +267,7 @@ private:
     // window of the first of them.
     std::size_t first_scanned_ = 0;
     std::vector<std::uint32_t> scanned_free_;
-    word_windows small_;
+    detail::word_windows small_;
 };
 
 // Chooses wholly free domains that together hold `size` units. Rule: the
@@ -389,4 +389,4 @@ inline bool touches_domain(const placement& out, const domain_shape& info) noexc
     return false;
 }
 
-}  // namespace topoblock::detail
+}  // namespace topoblock::toolkit

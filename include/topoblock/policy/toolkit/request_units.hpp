@@ -9,7 +9,7 @@
 
 namespace topoblock {
 
-namespace detail {
+namespace toolkit {
 
 // How a request measures a domain: in whole nodes for node requests, in GPUs
 // otherwise (a whole-node GPU request counts the GPUs of wholly free nodes).
@@ -82,6 +82,6 @@ struct request_units {
     }
 };
 
-}  // namespace detail
+}  // namespace toolkit
 
 }  // namespace topoblock
