@@ -6,7 +6,6 @@
 // docs/topology.md.
 
 #include "arguments.hpp"
-#include "read_file.hpp"
 
 #include <topoblock/io/hostlist.hpp>
 #include <topoblock/io/load_topology.hpp>
@@ -381,7 +380,7 @@ inline int run_topology(const std::vector<std::string_view>& args, std::ostream&
     if (!o.svg_path.empty()) {
         std::string why;
         const std::string title = "topoblock topology: " + o.topology + (o.state.empty() ? "" : ", state " + o.state);
-        if (!replace_file(o.svg_path, svg_map(title, loaded->topo, use), why)) {
+        if (!topoblock::detail::replace_file(o.svg_path, svg_map(title, loaded->topo, use), why)) {
             err << "topoblock topology: --svg: " << why << '\n';
             return 1;
         }

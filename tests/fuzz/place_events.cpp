@@ -1,18 +1,20 @@
-// Fuzz target: `topoblock place` event lines (examples/topoblock/
-// place_command.hpp). Byte 0 picks a small preset cluster, a policy and
-// text or JSON answers; the rest is the command's standard input. Every line is applied or refused
-// with a message naming its line; the command never fails as a whole (exit 2)
-// on a good cluster, and prints one decision per alloc line applied.
+// Fuzz target: the event lines of `topoblock place` (io/event_runner.hpp).
+// Byte 0 picks a small preset cluster, a policy and text or JSON answers;
+// the rest is the event stream. Every line is applied or refused with a
+// message naming its line, and in JSON mode every answer is one object.
 
 #include "fuzz_support.hpp"
 
-#include "../../examples/topoblock/place_command.hpp"
+#include <topoblock/io/event_runner.hpp>
+#include <topoblock/io/load_topology.hpp>
+#include <topoblock/policy/registry.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -24,11 +26,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::istringstream in(std::string(fuzz::as_text(data + 1, size - 1)));
     std::ostringstream out, err;
     const bool json = (data[0] / 15) % 2 == 1;
-    std::vector<std::string_view> args{"--topology", cluster, "--policy", policy};
-    if (json) args.push_back("--json");
-    const int status = cli::run_place(args, in, out, err);
-    fuzz::require(status == 0 || status == 1, "place failed as a whole: " + err.str());
-    fuzz::require((status == 0) == err.str().empty(), "exit status and messages disagree");
+    auto loaded = io::load_topology(std::string(cluster));
+    fuzz::require(loaded.has_value(), "a preset does not load");
+    bool clean = false;
+    const bool known = with_policy(policy, policy_settings{}, [&](auto chosen) {
+        auto a = basic_allocator<decltype(chosen), default_capacity>::create(loaded->topo, std::move(chosen));
+        fuzz::require(a.has_value(), "an allocator cannot be made on a preset");
+        io::event_runner runner(std::move(*a), out, err, json);
+        clean = runner.run(in);
+        // Whatever the stream did, the allocator still agrees with itself.
+        fuzz::require(runner.allocator().state().verify().empty(), "the state fails its own check");
+    });
+    fuzz::require(known, "a registered policy is unknown");
+    fuzz::require(clean == err.str().empty(), "the run's result and its messages disagree");
     // Every message names a line of the input.
     std::istringstream messages(err.str());
     for (std::string line; std::getline(messages, line);)

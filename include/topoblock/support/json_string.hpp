@@ -1,12 +1,13 @@
 #pragma once
 
-// The little JSON `topoblock place --json` writes: strings, escaped.
+// Writing JSON strings: the answers of `topoblock place --json` and of
+// io::event_runner in JSON mode.
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace topoblock::cli {
+namespace topoblock::detail {
 
 // The length of the UTF-8 character at text[at], or 0 when the bytes there
 // are no well-formed one (an overlong form, a surrogate, beyond U+10FFFF,
@@ -64,4 +65,4 @@ inline std::string json_string(std::string_view text) {
     return out + '"';
 }
 
-}  // namespace topoblock::cli
+}  // namespace topoblock::detail
