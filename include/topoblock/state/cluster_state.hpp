@@ -82,13 +82,12 @@ public:
         return node_free_[n];
     }
     // GPUs a new job may take: unheld, on an up node, in an open domain.
-    gpu_mask usable_gpus(node_id n) const noexcept { return node_usable(n) ? node_free_[n] : 0; }
+    gpu_mask usable_gpus(node_id n) const noexcept {
+        return health(n) == node_health::up && domain_open(topo_.place(n).domain) ? node_free_[n] : 0;
+    }
     node_health health(node_id n) const noexcept {
         TOPOBLOCK_ASSERT(n < health_.size());
         return health_[n];
-    }
-    bool node_usable(node_id n) const noexcept {
-        return health(n) == node_health::up && domains_[topo_.place(n).domain].exclusive_holders == 0;
     }
     gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.place(n).gpus); }
     // The allocation holding GPU `gpu` of node `n`, or a null id.
@@ -155,8 +154,6 @@ public:
     std::uint64_t healthy_gpus() const noexcept { return healthy_gpus_; }
     std::uint64_t held_gpus() const noexcept { return held_gpus_; }
     std::uint64_t held_gpus_on_down_nodes() const noexcept { return held_on_down_; }
-    // Unheld GPUs on up nodes, open domains or not.
-    std::uint64_t unheld_up_gpus() const noexcept { return unheld_up_gpus_; }
     std::uint64_t requested_gpus() const noexcept { return requested_gpus_; }
 
     // ---- allocations -------------------------------------------------------
@@ -234,9 +231,8 @@ public:
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
         // A job of whole, wholly free racks is checked whole and then taken
-        // a rack at a time, its holder named once per rack (whole_holder_):
-        // the stretch walk and 72 owner writes a rack cost a 1,152-GPU job's
-        // place+release 18% (best-fit). Anything else, from a fresh change.
+        // a rack at a time, its holder named once per rack (whole_holder_)
+        // rather than once per GPU. Anything else, from a fresh change.
         if (where.front().nodes >= topo_.max_domain_nodes()) {
             if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
             begin_change();
@@ -514,7 +510,7 @@ public:
                     return "domain '" + topo_.domain(info.domain).name + "' is held whole but lists GPU owners";
             }
         }
-        std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
+        std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0;
         free_capacity available;
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             const gpu_mask full = node_full_mask(n);
@@ -527,12 +523,10 @@ public:
             if (health_[n] == node_health::up) {
                 up_gpus += topo_.node(n).gpus;
                 ++up_nodes;
-                unheld_up += count_bits(node_free_[n]);
             }
         }
         if (up_gpus != up_gpus_ || up_nodes != up_nodes_ || healthy != healthy_gpus_) return "health totals are wrong";
         if (held_total != held_gpus_ || held_down != held_on_down_) return "held totals are wrong";
-        if (unheld_up != unheld_up_gpus_) return "unheld GPU total is wrong";
         std::vector<std::vector<free_capacity>> groups(topo_.levels().size());
         for (std::size_t l = 0; l < groups.size(); ++l) groups[l].resize(topo_.levels()[l].group_names.size());
         for (domain_id d = 0; d < topo_.domain_count(); ++d) {
@@ -581,7 +575,6 @@ private:
     struct cluster_change {
         free_capacity available;
         std::uint64_t held = 0;
-        std::uint64_t unheld_up = 0;
     };
     // Odd generations are live. Freed slots form a list through next_free;
     // a retired slot's next_free is retired_mark.
@@ -625,30 +618,18 @@ private:
         if (h != node_health::up) return;
         const node_place place = topo_.place(n);
         auto& c = domains_[place.domain];
-        const std::uint32_t gpus = place.gpus;
-        const auto free = count_bits(node_free_[n]);
-        const bool whole = node_free_[n] == full_gpu_mask(gpus);
-        node_set& peers = nodes_by_unheld_[place.domain * stride_ + free];
-        peers.assign(place.index_in_domain, sign > 0);
-        if (sign > 0) {
-            c.up_gpus += gpus;
-            ++c.up_nodes;
-            c.free_gpus += free;
-            up_gpus_ += gpus;
-            ++up_nodes_;
-            unheld_up_gpus_ += free;
-            if (whole) ++c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, free, whole ? 1 : 0);
-        } else {
-            c.up_gpus -= gpus;
-            --c.up_nodes;
-            c.free_gpus -= free;
-            up_gpus_ -= gpus;
-            --up_nodes_;
-            unheld_up_gpus_ -= free;
-            if (whole) --c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, minus(free), minus(whole ? 1 : 0));
-        }
+        const std::uint32_t free = count_bits(node_free_[n]);
+        const std::uint32_t whole = node_free_[n] == full_gpu_mask(place.gpus) ? 1 : 0;
+        nodes_by_unheld_[place.domain * stride_ + free].assign(place.index_in_domain, sign > 0);
+        // The counters wrap, so a removal adds the amount's negative.
+        const auto signed_amount = [&](std::uint64_t amount) { return sign > 0 ? amount : minus(amount); };
+        c.up_gpus += static_cast<std::uint32_t>(signed_amount(place.gpus));
+        c.up_nodes += static_cast<std::uint32_t>(signed_amount(1));
+        c.free_gpus += static_cast<std::uint32_t>(signed_amount(free));
+        c.free_nodes += static_cast<std::uint32_t>(signed_amount(whole));
+        up_gpus_ += signed_amount(place.gpus);
+        up_nodes_ += signed_amount(1);
+        if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, signed_amount(free), signed_amount(whole));
     }
 
     // One piece's GPUs become held: the node's mask, its place among the
@@ -664,7 +645,6 @@ private:
         const node_health h = health_[p.node];
         if (h == node_health::up) {
             c.free_gpus -= n;
-            totals_change.unheld_up -= n;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, free_before - n);
             const bool was_whole = before == full_gpu_mask(info.gpus);
@@ -695,7 +675,6 @@ private:
         const node_health h = health_[p.node];
         if (h == node_health::up) {
             c.free_gpus += n;
-            totals_change.unheld_up += n;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, free_before + n);
             const bool now_whole = after == full_gpu_mask(info.gpus);
@@ -757,7 +736,6 @@ private:
             whole_holder_[d] = slot;
             c.free_gpus = c.free_nodes = 0;
             c.held_gpus = gpus;
-            totals_change.unheld_up -= gpus;
             totals_change.held += gpus;
             add_to_totals(totals_change.available, d, minus(gpus), minus(shape.node_count));
             idle_domains_.reset(d);
@@ -831,7 +809,6 @@ private:
         c.free_nodes -= s.count;
         const bool was_unheld = c.held_gpus == 0;
         c.held_gpus += gpus;
-        totals_change.unheld_up -= gpus;
         totals_change.held += gpus;
         add_to_totals(totals_change.available, info.domain, minus(gpus), minus(s.count));
         if (was_unheld) settle_idle(info.domain);
@@ -842,8 +819,7 @@ private:
     }
 
     // std::fill_n, 32 bytes a step as a copy of a pattern (vector stores,
-    // SSE2 or NEON), where GCC at -O2 vectorizes no fill of unknown count:
-    // the scalar fill cost first-fit's 1,152-GPU place+release 20%.
+    // SSE2 or NEON), where GCC at -O2 vectorizes no fill of unknown count.
     template <class T>
     static void fill(T* at, std::size_t count, T value) noexcept {
         constexpr std::size_t step = 32 / sizeof(T);
@@ -872,7 +848,6 @@ private:
         c.free_gpus += gpus;
         c.free_nodes += s.count;
         c.held_gpus -= gpus;
-        totals_change.unheld_up += gpus;
         totals_change.held -= gpus;
         if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, gpus, s.count);
         if (c.held_gpus == 0) settle_idle(info.domain);
@@ -908,8 +883,7 @@ private:
     // changes wrap modulo 2^64, so a decrease is minus(amount). A commit or
     // a release sums the cluster-wide part in a local cluster_change and
     // adds it once: a job of many pieces would otherwise update the same
-    // words once per piece, each waiting for the last (first-fit's spread
-    // jobs measured 25% slower so).
+    // words once per piece, each waiting for the last.
     static constexpr std::uint64_t minus(std::uint64_t amount) noexcept { return std::uint64_t{0} - amount; }
     void add_to_totals(free_capacity& into, domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         into.gpus += gpus_change;
@@ -920,7 +894,6 @@ private:
         available_.gpus += change.available.gpus;
         available_.nodes += change.available.nodes;
         held_gpus_ += change.held;
-        unheld_up_gpus_ += change.unheld_up;
     }
     // Domain d was just closed (sign -1: its first exclusive holder) or
     // opened (+1: its last one left).
@@ -1034,7 +1007,6 @@ private:
     std::uint64_t healthy_gpus_ = 0;
     std::uint64_t held_gpus_ = 0;
     std::uint64_t held_on_down_ = 0;
-    std::uint64_t unheld_up_gpus_ = 0;
     std::uint64_t requested_gpus_ = 0;
     std::vector<std::vector<slot>> slot_chunks_;
     std::uint32_t slot_count_ = 0;
