@@ -248,34 +248,20 @@ public:
                 const node_health h = health_[p.node];
                 if ((p.gpus & ~node_free_[p.node]) != 0 || closed_to_job(place.domain)) return false;
                 if (h != node_health::up && (h == node_health::down || !options.allow_draining)) return false;
-                take(p, place, slot, totals_change);
+                move_piece<true>(p, place, slot, totals_change);
                 ++applied;
                 held += count_bits(p.gpus);
                 return true;
             },
             [&](const stretch& s) {
-                if (closed_to_job(s.place.domain) || !take_whole_nodes(s, slot, totals_change)) return false;
+                if (closed_to_job(s.place.domain) || !move_whole_nodes<true>(s, slot, totals_change)) return false;
                 applied += s.count;
                 held += s.count * s.place.gpus;
                 return true;
             });
         if (!all) {
-            // The same stretches in the same order: the first `applied` nodes.
-            for_each_stretch(
-                pieces.runs(),
-                [&](const piece& p) {
-                    if (applied == 0) return false;
-                    give_back(p, totals_change);
-                    --applied;
-                    return true;
-                },
-                [&](const stretch& s) {
-                    if (applied == 0) return false;
-                    give_back_whole_nodes(s, totals_change);
-                    applied -= s.count;
-                    return true;
-                });
-            // The give-backs cancelled the takes in totals_change too.
+            // The give-backs cancel the takes in totals_change too.
+            give_back(pieces.runs(), totals_change, applied);
             begin_change();
             release_slot(slot);
             return unexpected(bad);
@@ -290,16 +276,7 @@ public:
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
         cluster_change totals_change;
-        for_each_stretch(
-            record.pieces.runs(),
-            [&](const piece& p) {
-                give_back(p, totals_change);
-                return true;
-            },
-            [&](const stretch& s) {
-                give_back_whole_nodes(s, totals_change);
-                return true;
-            });
+        give_back(record.pieces.runs(), totals_change);
         add_to_cluster(totals_change);
         if (record.asked.exclusive_domain)
             for (domain_id d : touched_domains())
@@ -632,63 +609,41 @@ private:
         if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, signed_amount(free), signed_amount(whole));
     }
 
-    // One piece's GPUs become held: the node's mask, its place among the
-    // domain's node sets, the counters and the owners. The domain is open
-    // here (commit checked it).
-    void take(const piece& p, const node_place& info, std::uint32_t slot, cluster_change& totals_change) {
-        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & ~node_free_[p.node]) == 0);
+    // One piece's GPUs become held by `slot` (Taking), or are given back
+    // (slot npos32): the node's mask, its place among the domain's node sets, the
+    // counters and the owners. A piece is taken only in an open domain
+    // (commit checks it) and may be given back in a closed one (an exclusive
+    // job releasing it): the node sets list up nodes whether it is open or not.
+    template <bool Taking>
+    void move_piece(const piece& p, const node_place& info, std::uint32_t slot, cluster_change& totals_change) {
+        TOPOBLOCK_ASSERT(Taking == (slot != npos32));
+        const gpu_mask full = full_gpu_mask(info.gpus);
         const gpu_mask before = node_free_[p.node];
-        const gpu_mask after = before & ~p.gpus;
+        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & ~full) == 0 && (p.gpus & (Taking ? ~before : before)) == 0);
+        const gpu_mask after = before ^ p.gpus;
         node_free_[p.node] = after;
+        // The counters wrap, so a taking adds the amount's negative.
         const std::uint32_t n = count_bits(p.gpus);
+        const std::uint64_t freed = Taking ? minus(n) : n;
         domain_counters& c = domains_[info.domain];
         const node_health h = health_[p.node];
         if (h == node_health::up) {
-            c.free_gpus -= n;
+            const std::uint64_t freed_nodes = std::uint64_t{after == full} - std::uint64_t{before == full};
+            c.free_gpus += static_cast<std::uint32_t>(freed);
+            c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
             const std::uint32_t free_before = count_bits(before);
-            move_between_counts(info, free_before, free_before - n);
-            const bool was_whole = before == full_gpu_mask(info.gpus);
-            if (was_whole) --c.free_nodes;
-            add_to_totals(totals_change.available, info.domain, minus(n), minus(was_whole ? 1 : 0));
+            move_between_counts(info, free_before, Taking ? free_before - n : free_before + n);
+            if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
         } else if (h == node_health::down) {
-            held_on_down_ += n;
+            held_on_down_ -= freed;
         }
         const bool was_unheld = c.held_gpus == 0;
-        c.held_gpus += n;
-        totals_change.held += n;
-        if (was_unheld) settle_idle(info.domain);
+        c.held_gpus -= static_cast<std::uint32_t>(freed);
+        totals_change.held -= freed;
+        if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
-        touch(info.domain);
-    }
-
-    // As take, in reverse. The domain may be closed (an exclusive job
-    // releasing it): the node sets list up nodes whether it is open or not.
-    void give_back(const piece& p, cluster_change& totals_change) {
-        const node_place info = topo_.place(p.node);
-        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & node_free_[p.node]) == 0 && (p.gpus & ~full_gpu_mask(info.gpus)) == 0);
-        const gpu_mask before = node_free_[p.node];
-        const gpu_mask after = before | p.gpus;
-        node_free_[p.node] = after;
-        const std::uint32_t n = count_bits(p.gpus);
-        domain_counters& c = domains_[info.domain];
-        const node_health h = health_[p.node];
-        if (h == node_health::up) {
-            c.free_gpus += n;
-            const std::uint32_t free_before = count_bits(before);
-            move_between_counts(info, free_before, free_before + n);
-            const bool now_whole = after == full_gpu_mask(info.gpus);
-            if (now_whole) ++c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, n, now_whole ? 1 : 0);
-        } else if (h == node_health::down) {
-            held_on_down_ -= n;
-        }
-        c.held_gpus -= n;
-        totals_change.held -= n;
-        if (c.held_gpus == 0) settle_idle(info.domain);
-        for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
-            owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
-        whole_holder_[info.domain] = npos32;  // its holder gives a domain held whole back
+        if (!Taking) whole_holder_[info.domain] = npos32;  // its holder gives a domain held whole back
         touch(info.domain);
     }
 
@@ -792,30 +747,61 @@ private:
         return s;
     }
 
-    // take() for a stretch, when every one of its nodes is wholly unheld;
-    // returns false, changing nothing, when one is not.
-    bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+    // move_piece() for a stretch. Taking, every one of its nodes must be
+    // wholly unheld: otherwise it returns false, changing nothing. Giving
+    // back, they are wholly held.
+    template <bool Taking>
+    bool move_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+        TOPOBLOCK_ASSERT(Taking == (slot != npos32));
         const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
         // A stretch's nodes are up, so they are wholly unheld when the
         // domain's set of up nodes with every GPU unheld has them all: a
         // word test, not a read per node.
         node_set& wholly_unheld = nodes_by_unheld_[info.domain * stride_ + info.gpus];
-        if (!wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
+        node_set& wholly_held = nodes_by_unheld_[info.domain * stride_];
+        if (Taking && !wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
-        fill(node_free_.data() + s.first, s.count, gpu_mask{0});
-        fill(owner_.data() + info.first_gpu, gpus, slot);
-        c.free_gpus -= gpus;
-        c.free_nodes -= s.count;
+        fill(node_free_.data() + s.first, s.count, Taking ? gpu_mask{0} : full_gpu_mask(info.gpus));
+        // A domain held whole lists no GPU owner (a node of it may have been
+        // given back alone since, which clears the holder).
+        if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
+        else fill(owner_.data() + info.first_gpu, gpus, slot);
+        const std::uint64_t freed = Taking ? minus(gpus) : gpus;
+        const std::uint64_t freed_nodes = Taking ? minus(s.count) : s.count;
         const bool was_unheld = c.held_gpus == 0;
-        c.held_gpus += gpus;
-        totals_change.held += gpus;
-        add_to_totals(totals_change.available, info.domain, minus(gpus), minus(s.count));
-        if (was_unheld) settle_idle(info.domain);
-        wholly_unheld.reset_range(info.index_in_domain, s.count);
-        nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, s.count);
+        c.free_gpus += static_cast<std::uint32_t>(freed);
+        c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
+        c.held_gpus -= static_cast<std::uint32_t>(freed);
+        totals_change.held -= freed;
+        if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
+        if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
+        node_set& from = Taking ? wholly_unheld : wholly_held;
+        node_set& to = Taking ? wholly_held : wholly_unheld;
+        from.reset_range(info.index_in_domain, s.count);
+        to.set_range(info.index_in_domain, s.count);
         touch(info.domain);
         return true;
+    }
+
+    // Gives back the first `nodes` nodes of `runs`, or all of them: a
+    // commit's takes are undone in the same stretches, in the same order.
+    TOPOBLOCK_ALWAYS_INLINE void give_back(std::span<const piece_run> runs, cluster_change& totals_change,
+                                           std::size_t nodes = ~std::size_t{0}) {
+        for_each_stretch(
+            runs,
+            [&](const piece& p) {
+                if (nodes == 0) return false;
+                move_piece<false>(p, topo_.place(p.node), npos32, totals_change);
+                --nodes;
+                return true;
+            },
+            [&](const stretch& s) {
+                if (nodes == 0) return false;
+                move_whole_nodes<false>(s, npos32, totals_change);
+                nodes -= s.count;
+                return true;
+            });
     }
 
     // std::fill_n, 32 bytes a step as a copy of a pattern (vector stores,
@@ -835,26 +821,6 @@ private:
         std::memcpy(last, pattern, sizeof pattern);
     }
 
-    // give_back() for a stretch of wholly held nodes.
-    void give_back_whole_nodes(const stretch& s, cluster_change& totals_change) {
-        const node_place& info = s.place;
-        const std::uint32_t gpus = s.count * info.gpus;
-        fill(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
-        // A domain held whole listed no GPU owner (a node of it may have
-        // been given back alone since, which clears the holder).
-        if (whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
-        else fill(owner_.data() + info.first_gpu, gpus, npos32);
-        domain_counters& c = domains_[info.domain];
-        c.free_gpus += gpus;
-        c.free_nodes += s.count;
-        c.held_gpus -= gpus;
-        totals_change.held -= gpus;
-        if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, gpus, s.count);
-        if (c.held_gpus == 0) settle_idle(info.domain);
-        nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, s.count);
-        nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
-        touch(info.domain);
-    }
     void move_between_counts(const node_place& info, std::uint32_t from, std::uint32_t to) {
         nodes_by_unheld_[info.domain * stride_ + from].reset(info.index_in_domain);
         nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
