@@ -348,19 +348,15 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // Out of line: inlined into the allocator's change, it made a job and
-    // its release slower though it ran no more instructions (the machine
-    // code around it changed; docs/performance.md, "Whole-domain windows
-    // without a count per size").
+    // Out of line: inlined, it slowed the allocator's change around it.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domain_change(const State& state, domain_id d) {
         TOPOBLOCK_ASSERT(d < levels_.size());
         windows_.on_domain_change(state, d);
         refile_levels(state, d);
     }
-    // The allocator's call when one change changed several domains (a
-    // multi-domain job), so that the whole-domain windows file each window
-    // once. Out of line for the reason contiguous-block's is.
+    // One change of several domains (a multi-domain job): the whole-domain
+    // windows file each word once. Out of line as contiguous-block's is.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         windows_.on_domains_change(state, changed);

@@ -110,8 +110,7 @@ TOPOBLOCK_ALWAYS_INLINE NodeSet free_blocks_among(const NodeSet& free_nodes, con
     const std::uint32_t tail_start = full * per_block, tail_end = tail_start + l.tail_nodes;
     NodeSet free;
     if constexpr (NodeSet::word_count == 1) {
-        // Domains of up to 64 nodes: a step per free block, where the walk
-        // below cost a fifth more per change of a domain.
+        // Domains of up to 64 nodes: a step per free block, not per run.
         const std::uint64_t nodes = free_nodes.word(0);
         std::uint64_t runs = nodes;  // bit i: nodes i .. i + per_block - 1 all free
         for (std::uint32_t k = 1; k < per_block && k < 64; ++k) runs &= nodes >> k;
@@ -313,8 +312,8 @@ public:
         windows_.attach(state);
         whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
         // Domains all cut alike into few sub-blocks (NVL72 in 8-GPU blocks:
-        // 9): each set of free sub-blocks' key, worked out once, where a
-        // walk over the free runs cost a sixth more per job and release.
+        // 9): each set of free sub-blocks' key, worked out once, saves a
+        // walk over the free runs per job and release.
         key_of_blocks_.clear();
         if (State::node_set::word_count == 1 && !layouts_.empty() && layouts_.front().count() <= max_keyed_blocks &&
             std::all_of(layouts_.begin(), layouts_.end(), [&](const detail::block_layout& l) { return l == layouts_.front(); }))
@@ -332,11 +331,9 @@ public:
         windows_.on_domain_change(state, d);
         refile_blocks(state, d);
     }
-    // The allocator's call when one change changed several domains (a
-    // multi-domain job), so that the whole-domain windows file each window
-    // once. Out of line, so that the allocator's call of the one-domain
-    // path stays inlined (inlined, this one pushed the single-domain call
-    // into the policy out of line, and single-domain jobs paid for it).
+    // One change of several domains (a multi-domain job): the whole-domain
+    // windows file each word once. Out of line, so that the allocator's
+    // call of the one-domain path stays inlined.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         windows_.on_domains_change(state, changed);

@@ -82,13 +82,12 @@ public:
         return node_free_[n];
     }
     // GPUs a new job may take: unheld, on an up node, in an open domain.
-    gpu_mask usable_gpus(node_id n) const noexcept { return node_usable(n) ? node_free_[n] : 0; }
+    gpu_mask usable_gpus(node_id n) const noexcept {
+        return health(n) == node_health::up && domain_open(topo_.place(n).domain) ? node_free_[n] : 0;
+    }
     node_health health(node_id n) const noexcept {
         TOPOBLOCK_ASSERT(n < health_.size());
         return health_[n];
-    }
-    bool node_usable(node_id n) const noexcept {
-        return health(n) == node_health::up && domains_[topo_.place(n).domain].exclusive_holders == 0;
     }
     gpu_mask node_full_mask(node_id n) const noexcept { return full_gpu_mask(topo_.place(n).gpus); }
     // The allocation holding GPU `gpu` of node `n`, or a null id.
@@ -155,8 +154,6 @@ public:
     std::uint64_t healthy_gpus() const noexcept { return healthy_gpus_; }
     std::uint64_t held_gpus() const noexcept { return held_gpus_; }
     std::uint64_t held_gpus_on_down_nodes() const noexcept { return held_on_down_; }
-    // Unheld GPUs on up nodes, open domains or not.
-    std::uint64_t unheld_up_gpus() const noexcept { return unheld_up_gpus_; }
     std::uint64_t requested_gpus() const noexcept { return requested_gpus_; }
 
     // ---- allocations -------------------------------------------------------
@@ -234,9 +231,8 @@ public:
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
         // A job of whole, wholly free racks is checked whole and then taken
-        // a rack at a time, its holder named once per rack (whole_holder_):
-        // the stretch walk and 72 owner writes a rack cost a 1,152-GPU job's
-        // place+release 18% (best-fit). Anything else, from a fresh change.
+        // a rack at a time, its holder named once per rack (whole_holder_)
+        // rather than once per GPU. Anything else, from a fresh change.
         if (where.front().nodes >= topo_.max_domain_nodes()) {
             if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
             begin_change();
@@ -252,34 +248,20 @@ public:
                 const node_health h = health_[p.node];
                 if ((p.gpus & ~node_free_[p.node]) != 0 || closed_to_job(place.domain)) return false;
                 if (h != node_health::up && (h == node_health::down || !options.allow_draining)) return false;
-                take(p, place, slot, totals_change);
+                move_piece<true>(p, place, slot, totals_change);
                 ++applied;
                 held += count_bits(p.gpus);
                 return true;
             },
             [&](const stretch& s) {
-                if (closed_to_job(s.place.domain) || !take_whole_nodes(s, slot, totals_change)) return false;
+                if (closed_to_job(s.place.domain) || !move_whole_nodes<true>(s, slot, totals_change)) return false;
                 applied += s.count;
                 held += s.count * s.place.gpus;
                 return true;
             });
         if (!all) {
-            // The same stretches in the same order: the first `applied` nodes.
-            for_each_stretch(
-                pieces.runs(),
-                [&](const piece& p) {
-                    if (applied == 0) return false;
-                    give_back(p, totals_change);
-                    --applied;
-                    return true;
-                },
-                [&](const stretch& s) {
-                    if (applied == 0) return false;
-                    give_back_whole_nodes(s, totals_change);
-                    applied -= s.count;
-                    return true;
-                });
-            // The give-backs cancelled the takes in totals_change too.
+            // The give-backs cancel the takes in totals_change too.
+            give_back(pieces.runs(), totals_change, applied);
             begin_change();
             release_slot(slot);
             return unexpected(bad);
@@ -294,16 +276,7 @@ public:
         if (slot == npos32) return unexpected(errc::unknown_allocation);
         auto& record = at(slot).record;
         cluster_change totals_change;
-        for_each_stretch(
-            record.pieces.runs(),
-            [&](const piece& p) {
-                give_back(p, totals_change);
-                return true;
-            },
-            [&](const stretch& s) {
-                give_back_whole_nodes(s, totals_change);
-                return true;
-            });
+        give_back(record.pieces.runs(), totals_change);
         add_to_cluster(totals_change);
         if (record.asked.exclusive_domain)
             for (domain_id d : touched_domains())
@@ -514,7 +487,7 @@ public:
                     return "domain '" + topo_.domain(info.domain).name + "' is held whole but lists GPU owners";
             }
         }
-        std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0, unheld_up = 0;
+        std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0;
         free_capacity available;
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             const gpu_mask full = node_full_mask(n);
@@ -527,12 +500,10 @@ public:
             if (health_[n] == node_health::up) {
                 up_gpus += topo_.node(n).gpus;
                 ++up_nodes;
-                unheld_up += count_bits(node_free_[n]);
             }
         }
         if (up_gpus != up_gpus_ || up_nodes != up_nodes_ || healthy != healthy_gpus_) return "health totals are wrong";
         if (held_total != held_gpus_ || held_down != held_on_down_) return "held totals are wrong";
-        if (unheld_up != unheld_up_gpus_) return "unheld GPU total is wrong";
         std::vector<std::vector<free_capacity>> groups(topo_.levels().size());
         for (std::size_t l = 0; l < groups.size(); ++l) groups[l].resize(topo_.levels()[l].group_names.size());
         for (domain_id d = 0; d < topo_.domain_count(); ++d) {
@@ -581,7 +552,6 @@ private:
     struct cluster_change {
         free_capacity available;
         std::uint64_t held = 0;
-        std::uint64_t unheld_up = 0;
     };
     // Odd generations are live. Freed slots form a list through next_free;
     // a retired slot's next_free is retired_mark.
@@ -625,91 +595,55 @@ private:
         if (h != node_health::up) return;
         const node_place place = topo_.place(n);
         auto& c = domains_[place.domain];
-        const std::uint32_t gpus = place.gpus;
-        const auto free = count_bits(node_free_[n]);
-        const bool whole = node_free_[n] == full_gpu_mask(gpus);
-        node_set& peers = nodes_by_unheld_[place.domain * stride_ + free];
-        peers.assign(place.index_in_domain, sign > 0);
-        if (sign > 0) {
-            c.up_gpus += gpus;
-            ++c.up_nodes;
-            c.free_gpus += free;
-            up_gpus_ += gpus;
-            ++up_nodes_;
-            unheld_up_gpus_ += free;
-            if (whole) ++c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, free, whole ? 1 : 0);
-        } else {
-            c.up_gpus -= gpus;
-            --c.up_nodes;
-            c.free_gpus -= free;
-            up_gpus_ -= gpus;
-            --up_nodes_;
-            unheld_up_gpus_ -= free;
-            if (whole) --c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, minus(free), minus(whole ? 1 : 0));
-        }
+        const std::uint32_t free = count_bits(node_free_[n]);
+        const std::uint32_t whole = node_free_[n] == full_gpu_mask(place.gpus) ? 1 : 0;
+        nodes_by_unheld_[place.domain * stride_ + free].assign(place.index_in_domain, sign > 0);
+        // The counters wrap, so a removal adds the amount's negative.
+        const auto signed_amount = [&](std::uint64_t amount) { return sign > 0 ? amount : minus(amount); };
+        c.up_gpus += static_cast<std::uint32_t>(signed_amount(place.gpus));
+        c.up_nodes += static_cast<std::uint32_t>(signed_amount(1));
+        c.free_gpus += static_cast<std::uint32_t>(signed_amount(free));
+        c.free_nodes += static_cast<std::uint32_t>(signed_amount(whole));
+        up_gpus_ += signed_amount(place.gpus);
+        up_nodes_ += signed_amount(1);
+        if (c.exclusive_holders == 0) add_to_totals(available_, place.domain, signed_amount(free), signed_amount(whole));
     }
 
-    // One piece's GPUs become held: the node's mask, its place among the
-    // domain's node sets, the counters and the owners. The domain is open
-    // here (commit checked it).
-    void take(const piece& p, const node_place& info, std::uint32_t slot, cluster_change& totals_change) {
-        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & ~node_free_[p.node]) == 0);
+    // One piece's GPUs become held by `slot` (Taking), or are given back
+    // (slot npos32): the node's mask, its place among the domain's node sets, the
+    // counters and the owners. A piece is taken only in an open domain
+    // (commit checks it) and may be given back in a closed one (an exclusive
+    // job releasing it): the node sets list up nodes whether it is open or not.
+    template <bool Taking>
+    void move_piece(const piece& p, const node_place& info, std::uint32_t slot, cluster_change& totals_change) {
+        TOPOBLOCK_ASSERT(Taking == (slot != npos32));
+        const gpu_mask full = full_gpu_mask(info.gpus);
         const gpu_mask before = node_free_[p.node];
-        const gpu_mask after = before & ~p.gpus;
+        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & ~full) == 0 && (p.gpus & (Taking ? ~before : before)) == 0);
+        const gpu_mask after = before ^ p.gpus;
         node_free_[p.node] = after;
+        // The counters wrap, so a taking adds the amount's negative.
         const std::uint32_t n = count_bits(p.gpus);
+        const std::uint64_t freed = Taking ? minus(n) : n;
         domain_counters& c = domains_[info.domain];
         const node_health h = health_[p.node];
         if (h == node_health::up) {
-            c.free_gpus -= n;
-            totals_change.unheld_up -= n;
+            const std::uint64_t freed_nodes = std::uint64_t{after == full} - std::uint64_t{before == full};
+            c.free_gpus += static_cast<std::uint32_t>(freed);
+            c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
             const std::uint32_t free_before = count_bits(before);
-            move_between_counts(info, free_before, free_before - n);
-            const bool was_whole = before == full_gpu_mask(info.gpus);
-            if (was_whole) --c.free_nodes;
-            add_to_totals(totals_change.available, info.domain, minus(n), minus(was_whole ? 1 : 0));
+            move_between_counts(info, free_before, Taking ? free_before - n : free_before + n);
+            if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
         } else if (h == node_health::down) {
-            held_on_down_ += n;
+            held_on_down_ -= freed;
         }
         const bool was_unheld = c.held_gpus == 0;
-        c.held_gpus += n;
-        totals_change.held += n;
-        if (was_unheld) settle_idle(info.domain);
+        c.held_gpus -= static_cast<std::uint32_t>(freed);
+        totals_change.held -= freed;
+        if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
         for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
             owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
-        touch(info.domain);
-    }
-
-    // As take, in reverse. The domain may be closed (an exclusive job
-    // releasing it): the node sets list up nodes whether it is open or not.
-    void give_back(const piece& p, cluster_change& totals_change) {
-        const node_place info = topo_.place(p.node);
-        TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & node_free_[p.node]) == 0 && (p.gpus & ~full_gpu_mask(info.gpus)) == 0);
-        const gpu_mask before = node_free_[p.node];
-        const gpu_mask after = before | p.gpus;
-        node_free_[p.node] = after;
-        const std::uint32_t n = count_bits(p.gpus);
-        domain_counters& c = domains_[info.domain];
-        const node_health h = health_[p.node];
-        if (h == node_health::up) {
-            c.free_gpus += n;
-            totals_change.unheld_up += n;
-            const std::uint32_t free_before = count_bits(before);
-            move_between_counts(info, free_before, free_before + n);
-            const bool now_whole = after == full_gpu_mask(info.gpus);
-            if (now_whole) ++c.free_nodes;
-            if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, n, now_whole ? 1 : 0);
-        } else if (h == node_health::down) {
-            held_on_down_ -= n;
-        }
-        c.held_gpus -= n;
-        totals_change.held -= n;
-        if (c.held_gpus == 0) settle_idle(info.domain);
-        for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
-            owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = npos32;
-        whole_holder_[info.domain] = npos32;  // its holder gives a domain held whole back
+        if (!Taking) whole_holder_[info.domain] = npos32;  // its holder gives a domain held whole back
         touch(info.domain);
     }
 
@@ -757,7 +691,6 @@ private:
             whole_holder_[d] = slot;
             c.free_gpus = c.free_nodes = 0;
             c.held_gpus = gpus;
-            totals_change.unheld_up -= gpus;
             totals_change.held += gpus;
             add_to_totals(totals_change.available, d, minus(gpus), minus(shape.node_count));
             idle_domains_.reset(d);
@@ -814,36 +747,65 @@ private:
         return s;
     }
 
-    // take() for a stretch, when every one of its nodes is wholly unheld;
-    // returns false, changing nothing, when one is not.
-    bool take_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+    // move_piece() for a stretch. Taking, every one of its nodes must be
+    // wholly unheld: otherwise it returns false, changing nothing. Giving
+    // back, they are wholly held.
+    template <bool Taking>
+    bool move_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
+        TOPOBLOCK_ASSERT(Taking == (slot != npos32));
         const node_place& info = s.place;
         domain_counters& c = domains_[info.domain];
         // A stretch's nodes are up, so they are wholly unheld when the
         // domain's set of up nodes with every GPU unheld has them all: a
         // word test, not a read per node.
         node_set& wholly_unheld = nodes_by_unheld_[info.domain * stride_ + info.gpus];
-        if (!wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
+        node_set& wholly_held = nodes_by_unheld_[info.domain * stride_];
+        if (Taking && !wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
-        fill(node_free_.data() + s.first, s.count, gpu_mask{0});
-        fill(owner_.data() + info.first_gpu, gpus, slot);
-        c.free_gpus -= gpus;
-        c.free_nodes -= s.count;
+        fill(node_free_.data() + s.first, s.count, Taking ? gpu_mask{0} : full_gpu_mask(info.gpus));
+        // A domain held whole lists no GPU owner (a node of it may have been
+        // given back alone since, which clears the holder).
+        if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
+        else fill(owner_.data() + info.first_gpu, gpus, slot);
+        const std::uint64_t freed = Taking ? minus(gpus) : gpus;
+        const std::uint64_t freed_nodes = Taking ? minus(s.count) : s.count;
         const bool was_unheld = c.held_gpus == 0;
-        c.held_gpus += gpus;
-        totals_change.unheld_up -= gpus;
-        totals_change.held += gpus;
-        add_to_totals(totals_change.available, info.domain, minus(gpus), minus(s.count));
-        if (was_unheld) settle_idle(info.domain);
-        wholly_unheld.reset_range(info.index_in_domain, s.count);
-        nodes_by_unheld_[info.domain * stride_].set_range(info.index_in_domain, s.count);
+        c.free_gpus += static_cast<std::uint32_t>(freed);
+        c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
+        c.held_gpus -= static_cast<std::uint32_t>(freed);
+        totals_change.held -= freed;
+        if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
+        if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
+        node_set& from = Taking ? wholly_unheld : wholly_held;
+        node_set& to = Taking ? wholly_held : wholly_unheld;
+        from.reset_range(info.index_in_domain, s.count);
+        to.set_range(info.index_in_domain, s.count);
         touch(info.domain);
         return true;
     }
 
+    // Gives back the first `nodes` nodes of `runs`, or all of them: a
+    // commit's takes are undone in the same stretches, in the same order.
+    TOPOBLOCK_ALWAYS_INLINE void give_back(std::span<const piece_run> runs, cluster_change& totals_change,
+                                           std::size_t nodes = ~std::size_t{0}) {
+        for_each_stretch(
+            runs,
+            [&](const piece& p) {
+                if (nodes == 0) return false;
+                move_piece<false>(p, topo_.place(p.node), npos32, totals_change);
+                --nodes;
+                return true;
+            },
+            [&](const stretch& s) {
+                if (nodes == 0) return false;
+                move_whole_nodes<false>(s, npos32, totals_change);
+                nodes -= s.count;
+                return true;
+            });
+    }
+
     // std::fill_n, 32 bytes a step as a copy of a pattern (vector stores,
-    // SSE2 or NEON), where GCC at -O2 vectorizes no fill of unknown count:
-    // the scalar fill cost first-fit's 1,152-GPU place+release 20%.
+    // SSE2 or NEON), where GCC at -O2 vectorizes no fill of unknown count.
     template <class T>
     static void fill(T* at, std::size_t count, T value) noexcept {
         constexpr std::size_t step = 32 / sizeof(T);
@@ -859,27 +821,6 @@ private:
         std::memcpy(last, pattern, sizeof pattern);
     }
 
-    // give_back() for a stretch of wholly held nodes.
-    void give_back_whole_nodes(const stretch& s, cluster_change& totals_change) {
-        const node_place& info = s.place;
-        const std::uint32_t gpus = s.count * info.gpus;
-        fill(node_free_.data() + s.first, s.count, full_gpu_mask(info.gpus));
-        // A domain held whole listed no GPU owner (a node of it may have
-        // been given back alone since, which clears the holder).
-        if (whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
-        else fill(owner_.data() + info.first_gpu, gpus, npos32);
-        domain_counters& c = domains_[info.domain];
-        c.free_gpus += gpus;
-        c.free_nodes += s.count;
-        c.held_gpus -= gpus;
-        totals_change.unheld_up += gpus;
-        totals_change.held -= gpus;
-        if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, gpus, s.count);
-        if (c.held_gpus == 0) settle_idle(info.domain);
-        nodes_by_unheld_[info.domain * stride_].reset_range(info.index_in_domain, s.count);
-        nodes_by_unheld_[info.domain * stride_ + info.gpus].set_range(info.index_in_domain, s.count);
-        touch(info.domain);
-    }
     void move_between_counts(const node_place& info, std::uint32_t from, std::uint32_t to) {
         nodes_by_unheld_[info.domain * stride_ + from].reset(info.index_in_domain);
         nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
@@ -908,8 +849,7 @@ private:
     // changes wrap modulo 2^64, so a decrease is minus(amount). A commit or
     // a release sums the cluster-wide part in a local cluster_change and
     // adds it once: a job of many pieces would otherwise update the same
-    // words once per piece, each waiting for the last (first-fit's spread
-    // jobs measured 25% slower so).
+    // words once per piece, each waiting for the last.
     static constexpr std::uint64_t minus(std::uint64_t amount) noexcept { return std::uint64_t{0} - amount; }
     void add_to_totals(free_capacity& into, domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         into.gpus += gpus_change;
@@ -920,7 +860,6 @@ private:
         available_.gpus += change.available.gpus;
         available_.nodes += change.available.nodes;
         held_gpus_ += change.held;
-        unheld_up_gpus_ += change.unheld_up;
     }
     // Domain d was just closed (sign -1: its first exclusive holder) or
     // opened (+1: its last one left).
@@ -1034,7 +973,6 @@ private:
     std::uint64_t healthy_gpus_ = 0;
     std::uint64_t held_gpus_ = 0;
     std::uint64_t held_on_down_ = 0;
-    std::uint64_t unheld_up_gpus_ = 0;
     std::uint64_t requested_gpus_ = 0;
     std::vector<std::vector<slot>> slot_chunks_;
     std::uint32_t slot_count_ = 0;

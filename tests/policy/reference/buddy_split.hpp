@@ -27,7 +27,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const toolkit::request_units<State> units{state, req, false};
+        const toolkit::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         if (fits_a_buddy(state.topo(), req, req.count)) {
             domain_id best = npos32;

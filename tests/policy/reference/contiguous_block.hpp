@@ -95,7 +95,7 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
-        const toolkit::request_units<State> units{state, req, false};
+        const toolkit::request_units<State> units{state, req};
         if (req.segmented()) {
             for (std::uint32_t s = 0; s < req.part_count(); ++s)
                 if (!take_in_tightest(state, units, req.part_size(), out)) return units.shortfall(req.count);

@@ -47,9 +47,8 @@ std::uint32_t best_window(const std::vector<bool>& bits, const std::vector<std::
 
 // Random bits over clusters of one word, a word and a bit, a partial last
 // word, and over 4,096 domains (the sets of words span two words): after
-// each batch of flips (single bits, filed one by one or by word, or runs
-// as a multi-domain job takes), every size and every asked count agree
-// with the brute force.
+// each batch of flips (single bits, or runs as a multi-domain job takes),
+// every size and every asked count agree with the brute force.
 TEST_CASE("word_windows: the best window of each size agrees with a brute-force pass") {
     rng r(91);
     for (const std::uint32_t domains : {64U, 65U, 300U, 5000U}) {
@@ -75,19 +74,12 @@ TEST_CASE("word_windows: the best window of each size agrees with a brute-force 
             const bool set = r.chance(round < rounds / 2 ? 70 : 30);
             const std::uint32_t first = r.between(0, domains - 1);
             const std::uint32_t count = r.chance(50) ? 1 : r.between(2, 40);
-            if (count == 1 && bits[first] != set && r.chance(70)) {
-                // One flip, filed as one.
-                free.assign(first, set);
-                bits[first] = set;
-                windows.refile_domain(first, free.word(first / 64));
-            } else {
-                for (std::uint32_t d = first; d < domains && d < first + count; ++d) {
-                    free.assign(d, set);
-                    bits[d] = set;
-                }
-                for (std::uint32_t word = first / 64; word <= (std::min(domains, first + count) - 1) / 64; ++word)
-                    windows.refile_word(word, free.word(word));
+            for (std::uint32_t d = first; d < domains && d < first + count; ++d) {
+                free.assign(d, set);
+                bits[d] = set;
             }
+            for (std::uint32_t word = first / 64; word <= (std::min(domains, first + count) - 1) / 64; ++word)
+                windows.refile_word(word, free.word(word));
             REQUIRE(windows.check(free) == "");
             for (std::size_t k = 1; k <= detail::word_windows::max_sizes; ++k) {
                 const auto asked = static_cast<std::uint32_t>(r.between(2, 1U << k));
@@ -170,7 +162,7 @@ TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pic
             const request q = request::gpus(asked * 4);
             const bool fast = windows.pick(asked, picked);
             using state_type = std::remove_cvref_t<decltype(a.state())>;
-            const bool slow = toolkit::pick_whole_domains(toolkit::request_units<state_type>{a.state(), q, false}, q.count, passed);
+            const bool slow = toolkit::pick_whole_domains(toolkit::request_units<state_type>{a.state(), q}, q.count, passed);
             REQUIRE(fast == slow);
             if (fast) REQUIRE(picked == passed);
             picked.clear();

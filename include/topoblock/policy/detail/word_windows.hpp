@@ -21,13 +21,9 @@ namespace topoblock::detail {
 // has, and for each such count the words that have one. The best-fit
 // question "the fewest free that is still >= d, then the lowest window" is
 // then a bit scan for the count, one for the word and a walk over the
-// word's windows that hold two or more.
-// Why by word and not by window: a job of 16 racks scattered over a busy
-// cluster flips 16 domains, and each flip moved a window at each size
-// (about 40 bucket moves a side). Here a word's counts at every size come
-// from its bits in a few shifts and adds (the steps of a popcount), and a
-// change refiles each word it touched once, writing only the counts that
-// came or went.
+// word's windows that hold two or more. By word, not by window: a word's
+// counts at every size come from its bits in a few shifts and adds (the
+// steps of a popcount), so a change refiles each word it touched once.
 class word_windows {
 public:
     static constexpr std::size_t max_sizes = 6;  // 2^6 domains: one word
@@ -80,34 +76,6 @@ public:
             }
             file(slot(k, 0), word, now[0]);
             file(slot(k, 1), word, now[1]);
-        }
-    }
-
-    // Bit `d` alone of its word has flipped since the word was last filed,
-    // and the word is now `bits`: one window of each size moved by one.
-    // A count that a window left stays while another window of the word of
-    // that kind has it, which a compare of every window at once tells: a
-    // single flip (a single-domain job, a failure) costs a few operations
-    // per size, where refile_word goes over the word's windows of two or more.
-    void refile_domain(std::size_t d, std::uint64_t bits) noexcept {
-        const std::size_t word = d / 64;
-        const auto bit = static_cast<unsigned>(d % 64);
-        const bool now_set = ((bits >> bit) & 1U) != 0;
-        std::uint64_t counts = bits;
-        for (std::size_t k = 1; k <= sizes_; ++k) {
-            counts = widen(counts, k);
-            const unsigned at = bit & ~((1U << k) - 1);
-            const std::uint64_t count = (counts >> at) & lane_bits[k];
-            const std::uint64_t was = now_set ? count - 1 : count + 1;
-            if (count < 2 && was < 2) continue;  // filed nowhere before or after: most flips on a busy cluster
-            const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
-            const std::size_t kind = (one_group >> at) & 1U;
-            const std::size_t s = slot(k, kind);
-            std::uint64_t present = present_[word * 2 * sizes_ + s];
-            if (count >= 2) present |= std::uint64_t{1} << (count - 1);
-            if (was >= 2 && !any_window_of(counts, k, was, kind != 0 ? one_group : ~one_group & lane_low_bit[k]))
-                present &= ~(std::uint64_t{1} << (was - 1));
-            file(s, word, present);
         }
     }
 
@@ -170,17 +138,6 @@ private:
     // of a word holds how many of its bits are set (a popcount's steps).
     static std::uint64_t widen(std::uint64_t counts, std::size_t k) noexcept {
         return (counts & lane_low_half[k]) + ((counts >> (1U << (k - 1))) & lane_low_half[k]);
-    }
-    // Some lane of 2^k bits among `lanes` (each marked by its first bit)
-    // holds `count` in `counts`: every lane compared at once, a lane equal
-    // to it turning up as its top bit set (exact, with no borrow between
-    // lanes: the top bit is kept out of the add).
-    static bool any_window_of(std::uint64_t counts, std::size_t k, std::uint64_t count, std::uint64_t lanes) noexcept {
-        const unsigned width = 1U << k;
-        const std::uint64_t top = lane_low_bit[k] << (width - 1);
-        const std::uint64_t differs = counts ^ (count * lane_low_bit[k]);
-        const std::uint64_t zero = ~(((differs & ~top) + ~top) | differs) & top;
-        return (zero & (lanes << (width - 1))) != 0;
     }
     // f(first bit of the lane, its count) for each lane of 2^k bits in
     // `counts` that holds two or more, lowest first, until f returns true.

@@ -17,9 +17,6 @@ template <class State>
 struct request_units {
     const State& state;
     const request& req;
-    // false: answer every question by scanning domains, ignoring the state's
-    // indexes (the naive reference the indexed paths are tested against).
-    bool indexed = true;
 
     std::uint64_t free_in(domain_id d) const noexcept {
         const auto& c = state.domain(d);
@@ -48,25 +45,16 @@ struct request_units {
         return f.gpus;  // an upper bound for whole-node GPU requests
     }
     // Calls f(group, its free units) for each group of the level with at
-    // least `size` free units, in group order: indexed, through the state's
-    // maxima (nothing visited when no group qualifies); otherwise a pass over
-    // every group.
+    // least `size` free units, in group order, through the state's maxima
+    // (nothing visited when no group qualifies).
     template <class F>
     void for_each_group_holding(std::size_t level, std::uint64_t size, F&& f) const {
-        if (indexed) {
-            state.for_each_group_with_free(level, req.what == unit::nodes, size,
-                                           [&](group_id g) { f(g, group_free(level, g)); });
-            return;
-        }
-        for (group_id g = 0; g < state.topo().levels()[level].group_names.size(); ++g)
-            if (const std::uint64_t free = group_free(level, g); free >= size) f(g, free);
+        state.for_each_group_with_free(level, req.what == unit::nodes, size,
+                                       [&](group_id g) { f(g, group_free(level, g)); });
     }
-    // The domains a new part of this job may use at all. Unindexed, idleness
-    // comes from the domain's counters rather than the state's idle set.
+    // The domains a new part of this job may use at all.
     bool allowed(domain_id d) const noexcept {
-        if (!req.exclusive_domain) return state.domain_open(d);
-        if (indexed) return state.domain_idle(d);
-        return state.domain(d).idle();
+        return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
     }
     // The reason when nothing fits: fragmented when the free GPUs would
     // cover the job were they in the right shape (for node requests: a

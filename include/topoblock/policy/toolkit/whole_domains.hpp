@@ -43,15 +43,11 @@ bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
 
 // The aligned windows of pick_whole_domains, kept by a policy on a cluster
 // of like domains (every domain the same nodes of the same GPUs): which
-// domains are wholly free; for the window sizes 2^k with many windows (more
-// than `filed_above`) of up to 64 domains (k = 1 .. 6, inside one word of the
-// bitset of wholly free domains), the counts of wholly free domains each
-// word's windows have, filed a word at a time (word_windows); the other
-// sizes are scanned when asked, from one array of counts for the smallest
-// of them (one add per flip), summed into each larger window's count.
-// A multi-domain job then costs a few bit scans per filed size and a pass
-// over at most the scanned array per scanned size, instead of a pass over
-// every domain.
+// domains are wholly free, and for the window sizes 2^k with more than
+// `filed_above` windows of up to 64 domains (inside one word of that
+// bitset), the counts of wholly free domains each word's windows have
+// (word_windows). The other sizes have few windows, or windows of whole
+// words, and are counted when asked.
 class whole_domain_windows {
 public:
     // Windows are kept only on a cluster of like domains (empty otherwise).
@@ -62,7 +58,6 @@ public:
         const std::uint32_t nodes = topo.max_domain_nodes();
         one_group_.clear();
         first_scanned_ = 0;
-        scanned_free_.clear();
         small_ = {};
         total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
@@ -79,10 +74,8 @@ public:
             // all larger are scanned. Windows of one domain (size 0) are
             // never asked for: a job one domain holds does not come here
             // (pick_whole_domains).
-            if (k > 0 && first_scanned_ == 0 && (windows <= filed_above || k > detail::word_windows::max_sizes)) {
+            if (k > 0 && first_scanned_ == 0 && (windows <= filed_above || k > detail::word_windows::max_sizes))
                 first_scanned_ = k;
-                scanned_free_.assign(windows, 0);
-            }
             for (std::uint32_t w = 0; w < windows; ++w) {
                 const std::uint64_t start = w * p, end = start + p < domains ? start + p : domains;
                 for (std::uint64_t d = start; level != nullptr && d < end; ++d)
@@ -97,13 +90,10 @@ public:
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
-    // The domains one change of the state changed, each once (the policies
-    // call it for a change of several; one domain goes to on_domain_change,
-    // policy_traits::domains_changed). Gathers the flips a word of the
-    // bitset at a time (a job's domains come in order, so mostly a word or
-    // two), then stores, counts and refiles each word once: one flip in a
-    // word (a job of a few nodes, a failure) moves one window per size;
-    // several are filed a word at a time.
+    // The domains one change of the state changed, each once (one domain
+    // goes to on_domain_change, policy_traits::domains_changed). A job's
+    // domains come in order, so the flips are gathered and each word of the
+    // bitset is stored, counted and refiled once.
     template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!kept_) return;
@@ -111,24 +101,12 @@ public:
             const std::size_t word = changed[i] / 64;
             const std::uint64_t was = wholly_free_.word(word);
             std::uint64_t bits = was;
-            std::size_t flips = 0;
-            domain_id flipped = 0;
             for (; i < changed.size() && changed[i] / 64 == word; ++i) {
                 const domain_id d = changed[i];
-                const std::uint64_t bit = std::uint64_t{1} << (d % 64);
-                if (wholly_free_and_open(state, d) == ((bits & bit) != 0)) continue;
-                bits ^= bit;
-                flipped = d;
-                ++flips;
+                if (wholly_free_and_open(state, d)) bits |= std::uint64_t{1} << (d % 64);
+                else bits &= ~(std::uint64_t{1} << (d % 64));
             }
-            if (flips == 0) continue;
-            wholly_free_.set_word(word, bits);
-            total_free_ += count_change(bits, was, ~std::uint64_t{0});
-            if (first_scanned_ < one_group_.size()) add_scanned(word, bits, was);
-            if (small_.sizes() != 0 && flips == 1)
-                small_.refile_domain(flipped, bits);
-            else if (small_.sizes() != 0)
-                small_.refile_word(word, bits);
+            if (bits != was) refile_word(word, bits, was);
         }
     }
 
@@ -145,7 +123,7 @@ public:
 
     bool kept() const noexcept { return kept_; }
     std::size_t memory_bytes() const noexcept {
-        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(one_group_) + heap_bytes(scanned_free_) + small_.memory_bytes();
+        std::size_t total = wholly_free_.memory_bytes() + heap_bytes(one_group_) + small_.memory_bytes();
         for (const auto& one_group : one_group_) total += heap_bytes(one_group);
         return total;
     }
@@ -186,57 +164,34 @@ public:
         }
         if (total != total_free_) return "whole-domain windows: stale total";
         if (std::string wrong = small_.check(wholly_free_); !wrong.empty()) return "whole-domain windows: " + wrong;
-        for (std::uint32_t w = 0; w < scanned_free_.size(); ++w)
-            if (scanned_free_[w] != wholly_free_.count(std::size_t{w} << first_scanned_, std::size_t{1} << first_scanned_))
-                return "whole-domain windows: stale count";
         return {};
     }
 
 private:
     TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
-        wholly_free_.assign(d, wholly_free_now);
-        const std::uint32_t change = wholly_free_now ? 1U : ~0U;  // +1 or -1, modulo 2^32
-        total_free_ += change;
-        if (first_scanned_ < one_group_.size()) scanned_free_[d >> first_scanned_] += change;
-        if (small_.sizes() != 0) small_.refile_domain(d, wholly_free_.word(d / 64));
+        const std::uint64_t was = wholly_free_.word(d / 64);
+        const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+        refile_word(d / 64, wholly_free_now ? was | bit : was & ~bit, was);
+    }
+    // Word `word` of the wholly free domains goes from `was` to `now`.
+    void refile_word(std::size_t word, std::uint64_t now, std::uint64_t was) {
+        wholly_free_.set_word(word, now);
+        total_free_ += count_bits(now);
+        total_free_ -= count_bits(was);
+        if (small_.sizes() != 0) small_.refile_word(word, now);
     }
 
     static constexpr std::uint32_t filed_above = 64;
 
-    // How many more of the bits `mask` picks are set in `now` than in
-    // `was`, modulo 2^32 (so a fall adds its negative).
-    static std::uint32_t count_change(std::uint64_t now, std::uint64_t was, std::uint64_t mask) noexcept {
-        return static_cast<std::uint32_t>(std::popcount(now & mask)) - static_cast<std::uint32_t>(std::popcount(was & mask));
-    }
-    // The scanned counts after word `word` of the bitset went from `was` to
-    // `now`: the smallest scanned size's windows of 2^first_scanned_
-    // domains lie inside the word (a window per lane of that width) or
-    // hold it whole.
-    void add_scanned(std::size_t word, std::uint64_t now, std::uint64_t was) noexcept {
-        if (first_scanned_ >= 6) {
-            scanned_free_[(word * 64) >> first_scanned_] += count_change(now, was, ~std::uint64_t{0});
-            return;
-        }
-        const std::uint64_t lane = (std::uint64_t{1} << (std::size_t{1} << first_scanned_)) - 1;
-        for (std::uint64_t changed = now ^ was; changed != 0;) {
-            const auto at = static_cast<unsigned>(std::countr_zero(changed)) & ~((1U << first_scanned_) - 1);
-            scanned_free_[(word * 64 + at) >> first_scanned_] += count_change(now, was, lane << at);
-            changed &= ~(lane << at);
-        }
-    }
-
     // The window of 2^k domains (a scanned size) that holds `domains`:
     // inside one group first, then the fewest wholly free, then the lowest;
-    // npos32 when none does. Each window's count is the sum of the scanned
-    // counts it covers.
+    // npos32 when none does. A scanned size has few windows (or windows of
+    // whole words), so counting each window's bits is cheap.
     std::uint32_t scanned_window(std::size_t k, std::uint32_t domains) const noexcept {
         const std::vector<std::uint8_t>& one_group = one_group_[k];
-        const std::size_t per_window = std::size_t{1} << (k - first_scanned_);
         std::uint32_t best = npos32, best_free = 0;
         for (std::uint32_t w = 0; w < one_group.size(); ++w) {
-            std::uint32_t free = 0;
-            for (std::size_t i = w * per_window; i < scanned_free_.size() && i < (w + 1) * per_window; ++i)
-                free += scanned_free_[i];
+            const auto free = static_cast<std::uint32_t>(wholly_free_.count(std::size_t{w} << k, std::size_t{1} << k));
             if (free < domains) continue;
             if (best == npos32 || one_group[w] > one_group[best] || (one_group[w] == one_group[best] && free < best_free)) {
                 best = w;
@@ -263,10 +218,8 @@ private:
     std::uint32_t total_free_ = 0;                   // wholly free domains in the cluster
     std::vector<std::vector<std::uint8_t>> one_group_;  // [k][w]: window w of 2^k domains lies inside one group
     // Sizes 1 .. first_scanned_ - 1 are filed by word in small_; the rest
-    // are scanned, and scanned_free_ holds the wholly free domains of each
-    // window of the first of them.
+    // are scanned.
     std::size_t first_scanned_ = 0;
-    std::vector<std::uint32_t> scanned_free_;
     detail::word_windows small_;
 };
 
@@ -288,7 +241,7 @@ private:
 // Cost: O(domains x log domains), O(domains x log^2 domains) on mixed
 // clusters; a lookup for a job one domain holds on a cluster of like
 // domains, and O(log domains) lookups for any job when the policy keeps
-// `windows` (indexed).
+// `windows`.
 template <class State>
 bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, std::vector<domain_id>& chosen,
                         const whole_domain_windows* windows = nullptr) {
@@ -296,7 +249,7 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
     const std::uint32_t domains = topo.domain_count();
     const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
     chosen.clear();
-    if (units.indexed && windows != nullptr && windows->kept()) {
+    if (windows != nullptr && windows->kept()) {
         // A job one domain holds (the windows are kept on clusters of like
         // domains only): any window that holds it contains a wholly free
         // domain that holds it alone, so the rule ends at windows of one
