@@ -3,6 +3,7 @@
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
 #include <topoblock/policy/toolkit/domain_pick.hpp>
+#include <topoblock/policy/toolkit/place_each_segment.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -36,11 +37,8 @@ namespace topoblock {
 // - Segments are placed one at a time, each best-fit in one domain.
 // Cost for a single-domain job: a bucket lookup plus a pass over that
 // domain's nodes; O(domains) only for multi-domain and segmented jobs.
-//
 // The policy files the open domains in two bucket indexes of its own, by
-// free GPUs and by free whole nodes; a domain's change moves it between
-// buckets. They were the state's until best-fit was found to be their only
-// reader: every other policy paid for the moves on every change.
+// free GPUs and by free whole nodes.
 struct best_fit {
     std::string_view name() const noexcept { return "best-fit"; }
 
@@ -60,34 +58,34 @@ struct best_fit {
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         TOPOBLOCK_ASSERT(d < by_free_gpus_.items());
-        const usable_share u = usable_free(state, d);
-        by_free_gpus_.assign_nonzero(d, u.gpus);
-        by_free_nodes_.assign_nonzero(d, u.nodes);
+        const bool open = state.domain_open(d);
+        by_free_gpus_.assign_nonzero(d, open ? state.domain(d).free_gpus : 0);
+        by_free_nodes_.assign_nonzero(d, open ? state.domain(d).free_nodes : 0);
     }
 
-    // Domains filed by free GPUs / free whole nodes: the open ones with
-    // some.
+    // Domains filed by free GPUs / free whole nodes: the open ones with some.
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
     // scratch): the memory benchmark adds them to the state's.
     std::size_t memory_bytes() const noexcept {
-        return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + heap_bytes(groups_) +
-               heap_bytes(all_domains_) + heap_bytes(by_free_);
+        return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + heap_bytes(groups_) + heap_bytes(all_domains_) +
+               heap_bytes(by_free_);
     }
 
-    // Compares both indexes with the state's counters: an empty string, or
-    // the first domain misfiled. O(domains): for tests.
+    // Compares both indexes with those a fresh attach files: an empty
+    // string, or the first domain misfiled. O(domains): for tests.
     template <class State>
     std::string check(const State& state) const {
         const topology& topo = state.topo();
         if (by_free_gpus_.items() != topo.domain_count()) return "best-fit: not attached to this state";
+        best_fit fresh;
+        fresh.attach(state);
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
-            const usable_share u = usable_free(state, d);
-            const char* wrong = by_free_gpus_.key_of(d) != bucket_index::nonzero_key(u.gpus)    ? "free-GPU"
-                                : by_free_nodes_.key_of(d) != bucket_index::nonzero_key(u.nodes) ? "free-node"
-                                                                                                 : nullptr;
+            const char* wrong = by_free_gpus_.key_of(d) != fresh.by_free_gpus_.key_of(d)     ? "free-GPU"
+                                : by_free_nodes_.key_of(d) != fresh.by_free_nodes_.key_of(d) ? "free-node"
+                                                                                             : nullptr;
             if (wrong != nullptr) return std::string("best-fit: ") + wrong + " bucket of domain '" + topo.domain(d).name + "' is wrong";
         }
         return {};
@@ -99,8 +97,7 @@ struct best_fit {
         const toolkit::request_units<State> units{state, req};
         if (req.segmented()) return place_segments(state, units, out);
         const std::uint64_t size = req.count;
-        const std::uint64_t largest = units.largest_domain();
-        if (size <= largest) {
+        if (size <= units.largest_domain()) {
             const domain_id d = tightest_domain(state, units, size);
             if (d != npos32) return take_in(state, units, d, size, out, true) ? errc::ok : errc::fragmented;
             if (req.where == locality::require) return units.shortfall(size);
@@ -118,19 +115,6 @@ struct best_fit {
     }
 
 private:
-    // Free GPUs and free whole nodes a new job may use in domain d: none
-    // while it is closed.
-    struct usable_share {
-        std::uint32_t gpus = 0;
-        std::uint32_t nodes = 0;
-    };
-    template <class State>
-    static usable_share usable_free(const State& state, domain_id d) noexcept {
-        if (!state.domain_open(d)) return {};
-        const auto& c = state.domain(d);
-        return {c.free_gpus, c.free_nodes};
-    }
-
     // The usable domain with the least free capacity >= size, or npos32.
     template <class State>
     domain_id tightest_domain(const State& state, const toolkit::request_units<State>& units, std::uint64_t size) const {
@@ -143,18 +127,12 @@ private:
         }
         domain_id best = npos32;
         std::uint64_t best_free = ~std::uint64_t{0};
-        const auto consider = [&](domain_id d) {
+        for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             const std::uint64_t f = units.free_in(d);
             if (f >= size && f < best_free && units.allowed(d)) {
                 best = d;
                 best_free = f;
             }
-        };
-        if (req.exclusive_domain) {
-            const auto& idle = state.idle_domains();
-            for (std::size_t d = idle.find_first(); d < idle.size(); d = idle.find_next(d + 1)) consider(static_cast<domain_id>(d));
-        } else {
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) consider(d);
         }
         return best;
     }
@@ -170,13 +148,11 @@ private:
         return toolkit::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
     }
 
-    // The common shapes answered from the state's per-domain indexes alone,
-    // valid while the placement holds nothing in the domain: whole nodes from the
-    // tightest run, the GPUs beyond them on the tightest partly free node.
-    // Kept beside the general path: loading the domain instead makes a
-    // one-domain place+release cost 70% more.
-    // The same choice as the general path; returns false (adding nothing)
-    // for the scattered cases left to it.
+    // The general path's choice for the common shapes, from the state's
+    // per-domain indexes instead of a loaded domain (valid while the
+    // placement holds nothing there): whole nodes from the tightest run, the
+    // GPUs beyond them on the tightest partly free node. Returns false
+    // (adding nothing) for the scattered cases left to the general path.
     template <class State>
     static bool take_in_fresh_domain(const State& state, const request& req, domain_id d, std::uint32_t size,
                                      placement& out) {
@@ -201,12 +177,6 @@ private:
             }
         }
         const gpu_mask full = full_gpu_mask(g);
-        // A multi-domain job's share is often a wholly free domain, taken whole:
-        // the one run there is.
-        if (partial == npos32 && nodes == info.node_count && state.domain(d).free_nodes == nodes) {
-            out.add_nodes(info.first_node, nodes, full);
-            return true;
-        }
         auto left = state.free_nodes_in(d);
         const bool taken = toolkit::choose_tightest_runs(left, nodes, [&](std::uint32_t start, std::uint32_t n) {
             out.add_nodes(info.first_node + start, n, full);
@@ -225,11 +195,10 @@ private:
                        std::uint64_t max_domains, placement& out) const {
         const auto& levels = state.topo().levels();
         for (std::size_t l = 0; l < levels.size(); ++l) {
-            auto& groups = groups_;
-            groups.clear();
-            units.for_each_group_holding(l, size, [&](group_id g, std::uint64_t free) { groups.emplace_back(free, g); });
-            std::sort(groups.begin(), groups.end());
-            for (const auto& [free, g] : groups)
+            groups_.clear();
+            units.for_each_group_holding(l, size, [&](group_id g, std::uint64_t free) { groups_.emplace_back(free, g); });
+            std::sort(groups_.begin(), groups_.end());
+            for (const auto& [free, g] : groups_)
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
         }
         if (const int done = spread_indexed(state, units, size, max_domains, out); done >= 0) return done == 1;
@@ -250,68 +219,56 @@ private:
     int spread_indexed(const State& state, const toolkit::request_units<State>& units, std::uint64_t size,
                               std::uint64_t max_domains, placement& out) const {
         const request& req = units.req;
-        const bucket_index* index = &by_free_gpus_;
-        std::uint64_t scale = 1;
         if (req.exclusive_domain) return -1;
-        if (req.what == unit::nodes) {
-            index = &by_free_nodes_;
-        } else if (req.whole_nodes) {
-            scale = state.topo().uniform_gpus_per_node();
-            if (scale == 0) return -1;
-            index = &by_free_nodes_;
-        }
-        // The domains by free units, largest first (lowest index among
-        // equals), until f returns false.
-        const auto for_each_largest = [&](auto&& f) {
-            for (std::uint32_t key = index->previous_key(index->max_key()); key != npos32 && key > 0;
-                 key = index->previous_key(key - 1))
-                for (std::uint32_t d = index->first_in(key, 0); d != npos32; d = index->first_in(key, d + 1))
-                    if (!f(key, d)) return;
-        };
-        // The largest that cover the job, in order; the last of them (the
-        // edge) makes way for the tightest domain that holds the rest.
+        const bool by_gpus = req.what == unit::gpus && !req.whole_nodes;
+        const bucket_index& index = by_gpus ? by_free_gpus_ : by_free_nodes_;
+        const std::uint64_t scale = req.what == unit::gpus && req.whole_nodes ? state.topo().uniform_gpus_per_node() : 1;
+        if (scale == 0) return -1;
+        // The largest domains (lowest index among equals) that cover the
+        // job; the last of them (the edge) makes way for the tightest domain
+        // that holds the rest.
         auto& chosen = by_free_;
         chosen.clear();
         std::uint64_t covered = 0;
-        bool too_many = false;
-        for_each_largest([&](std::uint32_t key, std::uint32_t d) {
-            if (chosen.size() == max_domains) {
-                too_many = true;
-                return false;
+        for (std::uint32_t key = index.previous_key(index.max_key()); key != npos32 && key > 0 && covered < size;
+             key = index.previous_key(key - 1)) {
+            for (std::uint32_t d = index.first_in(key, 0); d != npos32 && covered < size; d = index.first_in(key, d + 1)) {
+                if (chosen.size() == max_domains) return 0;
+                chosen.emplace_back(key * scale, d);
+                covered += key * scale;
             }
-            chosen.emplace_back(key, d);
-            covered += key * scale;
-            return covered < size;
-        });
-        if (too_many || covered < size) return 0;
-        const auto [edge_key, edge] = chosen.back();
-        chosen.pop_back();
-        covered -= edge_key * scale;
-        const std::uint64_t rest = size - covered;
+        }
+        if (covered < size) return 0;
+        const auto [edge_units, edge] = chosen.back();
+        const std::uint64_t rest = size - (covered - edge_units);
         // The tightest domain that holds the rest and is not chosen: the
         // chosen ones are every domain above the edge's key and those before
         // the edge at its key, so it is the first domain of the smallest
         // non-empty key that holds the rest when that key is below the edge's
         // (which holds the rest), else the edge itself.
-        const auto edge_key32 = static_cast<std::uint32_t>(edge_key);
-        const std::uint32_t tightest_key = index->next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
-        const domain_id last = tightest_key < edge_key32 ? index->first_in(tightest_key, 0) : edge;
-        // Each domain once, so each is fresh; a failed attempt leaves nothing.
+        const auto edge_key = static_cast<std::uint32_t>(edge_units / scale);
+        const std::uint32_t tightest_key = index.next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
+        const domain_id last = tightest_key < edge_key ? index.first_in(tightest_key, 0) : edge;
+        return take_chosen(state, units, chosen.size() - 1, last, rest, out) ? 1 : 0;
+    }
+
+    // Takes the units by_free_'s first `count` entries name in their domains
+    // and `rest` in domain `last`, each domain once (so fresh); false,
+    // leaving nothing, when one cannot be taken.
+    template <class State>
+    bool take_chosen(const State& state, const toolkit::request_units<State>& units, std::size_t count, domain_id last,
+                     std::uint64_t rest, placement& out) const {
         const std::size_t mark = out.size();
-        for (const auto& [key, d] : chosen) {
-            // Most often the domain is wholly free (its key is all of it):
-            // taken whole, as take_in would, without asking it.
-            const domain_shape shape = state.topo().shape(d);
-            if (key == (index == &by_free_nodes_ ? shape.node_count : shape.node_count * shape.gpus_per_node)) {
-                out.add_nodes(shape.first_node, shape.node_count, full_gpu_mask(shape.gpus_per_node));
-            } else if (!take_in(state, units, d, key * scale, out, true)) {
-                out.truncate(mark);
-                return 0;
-            }
+        bool taken = true;
+        for (std::size_t i = 0; i < count && taken; ++i) {
+            const auto [free, d] = by_free_[i];
+            // Most often a wholly free domain: taken whole, as take_in would.
+            if (free == units.capacity_of(d)) toolkit::take_whole_domain(state, d, out);
+            else taken = take_in(state, units, d, free, out, true);
         }
-        if (take_in(state, units, last, rest, out, true)) return 1;
+        if (taken && take_in(state, units, last, rest, out, true)) return true;
         out.truncate(mark);
-        return 0;
+        return false;
     }
 
     // Greedy over `candidates`: the domains with the most free capacity until
@@ -336,69 +293,47 @@ private:
         if (covered < size || k > max_domains) return false;
         covered -= by_free[k - 1].first;
         const std::uint64_t rest = size - covered;
+        // The tightest that holds the rest, lowest index among equals: in
+        // this order, the first of the last free count that does.
         std::size_t last = k - 1;
-        for (std::size_t i = k; i < by_free.size(); ++i) {
-            const auto& c = by_free[i];
-            if (c.first >= rest && (c.first < by_free[last].first ||
-                                    (c.first == by_free[last].first && c.second < by_free[last].second)))
-                last = i;
-        }
-        // Each domain once, so each is fresh; a failed attempt leaves nothing.
-        const std::size_t mark = out.size();
-        for (std::size_t i = 0; i + 1 < k; ++i)
-            if (!take_in(state, units, by_free[i].second, by_free[i].first, out, true)) {
-                out.truncate(mark);
-                return false;
-            }
-        if (take_in(state, units, by_free[last].second, rest, out, true)) return true;
-        out.truncate(mark);
-        return false;
+        while (last + 1 < by_free.size() && by_free[last + 1].first >= rest) ++last;
+        while (last >= k && by_free[last - 1].first == by_free[last].first) --last;
+        return take_chosen(state, units, k - 1, by_free[last].second, rest, out);
     }
 
     // Each segment best-fit into one domain, counting what earlier segments
     // of the same job took.
     template <class State>
     errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) const {
-        const request& req = units.req;
-        const std::uint64_t part = req.part_size();
-        std::vector<std::pair<domain_id, std::uint64_t>> used;  // domain, units taken
-        const auto taken_in = [&](domain_id d) -> std::uint64_t {
-            for (const auto& [ud, n] : used)
-                if (ud == d) return n;
-            return ~std::uint64_t{0};
+        const std::uint64_t part = units.req.part_size();
+        const auto score = [&](domain_id d, bool touched) {
+            const std::uint64_t f = units.free_in(d) - (touched ? held_in(units, out, d) : 0);
+            return f >= part ? f : toolkit::no_fit;
         };
-        for (std::uint32_t s = 0; s < req.part_count(); ++s) {
-            domain_id best = npos32;
-            std::uint64_t best_free = ~std::uint64_t{0};
-            for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-                if (!units.allowed(d)) continue;
-                const std::uint64_t already = taken_in(d);
-                if (already != ~std::uint64_t{0} && req.spread_segments) continue;
-                const std::uint64_t f = units.free_in(d) - (already == ~std::uint64_t{0} ? 0 : already);
-                if (f >= part && f < best_free) {
-                    best = d;
-                    best_free = f;
-                }
-            }
-            const std::uint64_t already = best == npos32 ? 0 : taken_in(best);
-            if (best == npos32 || !take_in(state, units, best, part, out, already == ~std::uint64_t{0}))
-                return units.shortfall(req.count);
-            const std::uint32_t g = state.topo().shape(best).gpus_per_node;
-            const std::uint64_t took = req.what == unit::gpus && req.whole_nodes ? (part + g - 1) / g * g : part;
-            if (already == ~std::uint64_t{0}) used.emplace_back(best, took);
-            else
-                for (auto& [ud, n] : used)
-                    if (ud == best) n += took;
-        }
-        return errc::ok;
+        const auto take = [&](domain_id d) {
+            const bool fresh = !toolkit::touches_domain(out, state.topo().shape(d));
+            [[maybe_unused]] const bool taken = take_in(state, units, d, part, out, fresh);
+            TOPOBLOCK_ASSERT(taken);  // the score counted its free units
+        };
+        return toolkit::place_each_segment(units, out, score, take);
+    }
+
+    // The request's units the placement holds in domain d: nodes, or GPUs
+    // (a whole-node GPU request holds every GPU of its nodes).
+    template <class State>
+    static std::uint64_t held_in(const toolkit::request_units<State>& units, const placement& out, domain_id d) {
+        const domain_shape info = units.state.topo().shape(d);
+        std::uint64_t held = 0;
+        out.for_each_piece_in(info.first_node, info.end_node(),
+                              [&](node_id, gpu_mask gpus) { held += units.req.what == unit::nodes ? 1 : count_bits(gpus); });
+        return held;
     }
 
     bucket_index by_free_gpus_;
     bucket_index by_free_nodes_;
-    // A multi-domain decision's lists (qualifying groups of a level, every
-    // domain, candidates by free capacity), kept between decisions so that
-    // one allocates only while it is the largest yet (one allocator, one
-    // thread: see basic_allocator).
+    // A multi-domain decision's lists (groups of a level, every domain,
+    // candidates by free capacity), kept so that a warm decision does not
+    // allocate (one allocator, one thread: see basic_allocator).
     mutable std::vector<std::pair<std::uint64_t, group_id>> groups_;
     mutable std::vector<domain_id> all_domains_;
     mutable std::vector<std::pair<std::uint64_t, domain_id>> by_free_;

@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,13 +28,9 @@ namespace topoblock {
 
 // The block levels a slurm_block policy works with on one topology.
 struct slurm_block_shape {
-    // S: nodes of a base block (the first BlockSizes value).
-    std::uint32_t base_nodes = 0;
-    // Base blocks: the first block_count domains, in config order; domains
-    // after them hold nodes outside every block.
-    std::uint32_t block_count = 0;
-    // Bit k set: level k (2^k consecutive base blocks) is enabled.
-    std::uint32_t levels = 0;
+    std::uint32_t base_nodes = 0;   // S: nodes of a base block (the first BlockSizes value)
+    std::uint32_t block_count = 0;  // the first domains, in config order; later ones are outside every block
+    std::uint32_t levels = 0;       // bit k set: level k (2^k consecutive base blocks) is enabled
     friend constexpr bool operator==(const slurm_block_shape&, const slurm_block_shape&) = default;
 };
 
@@ -48,21 +46,13 @@ struct slurm_block_shape {
 //   the free nodes of a base block in index order.
 // - Segments are placed in turn; exclusive jobs take only idle base blocks.
 // - Nodes outside every block serve a job only when no base-block node can.
-// Cost: the policy keeps, per base block, its count of qualifying nodes for
-// each threshold (wholly free; at least k unheld GPUs, k = 1..G) in a bucket
-// index per threshold, and per enabled level the groups' free nodes (in a
-// bucket index when there are more than 64 groups); a change refiles one
-// base block, O(G + levels). A one-part, non-exclusive job whose group is
-// exactly max_ll level-LL blocks (every job of at most S nodes with level 0
-// enabled; with the default levels every job up to 16 base blocks) and
-// whose nodes every base block's nodes fit is a bucket lookup for its group
-// plus the group's blocks: O(blocks per group x log + nodes taken), and a
-// refusal is the lookup failing. Every other job scans every base block,
-// O(base blocks + nodes examined); a request no base-block node can serve
-// goes to the nodes outside every block, O(domains outside blocks).
-// The scratch arrays a decision reuses grow once, so a decision does not
-// allocate once warmed up. They make one policy object unsafe to share
-// between threads, like the allocator that owns it.
+// Cost: a change refiles one base block, O(G + levels). A one-part,
+// non-exclusive job whose group is exactly max_ll level-LL blocks (with the
+// default levels every job up to 16 base blocks) is a bucket lookup for its
+// group plus its blocks, O(blocks per group x log + nodes taken); every
+// other job scans every base block, O(base blocks + nodes examined).
+// Decisions reuse scratch arrays (no allocation once warm), so one policy
+// object is no more shareable between threads than its allocator.
 class slurm_block {
 public:
     // Slurm keeps block levels in a 16-bit map: the largest level is 2^15
@@ -103,8 +93,7 @@ public:
 
     std::string_view name() const noexcept { return "slurm-block"; }
 
-    // Builds the summaries; the allocator calls it once, and on_domain_change
-    // keeps them in step with its state.
+    // Builds the summaries, which on_domain_change keeps in step.
     template <class State>
     void attach(const State& state) {
         const topology& topo = state.topo();
@@ -139,23 +128,19 @@ public:
         file_groups();
     }
 
-    // Refiles base block d under its new qualifying-node counts: O(GPUs per
-    // node) bucket moves, none for a count that stayed; its groups are filed
-    // when next read (file_groups).
+    // Refiles base block d under its new qualifying-node counts, moving
+    // only the counts that changed; its groups are filed when next read.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         TOPOBLOCK_ASSERT(d < state.topo().domain_count());
         if (d >= attached_shape_.block_count) return;
         const bool open = state.domain_open(d) && state.domain(d).free_gpus != 0;
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
-        // Read the domain's shape only on a cluster of mixed nodes.
         const bool full = whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node == max_gpus_);
         if (full_blocks_.test(d)) {
             if (full) return;
             full_blocks_.reset(d);
-            if (!open) {
-                // Taken whole, as a multi-block job takes it: every count 0,
-                // filed nowhere.
+            if (!open) {  // taken whole, as a multi-block job takes it
                 std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
                 return mark_unfiled(d);
             }
@@ -176,48 +161,35 @@ public:
         return total;
     }
 
-    // Recounts the summaries from the nodes' usable GPUs: an empty string,
-    // or what disagrees. O(cluster): for tests and debugging.
+    // Compares the summaries with those a fresh attach builds from the
+    // state: an empty string, or what disagrees. O(cluster): for tests.
     template <class State>
     std::string check(const State& state) const {
         const topology& topo = state.topo();
-        const slurm_block_shape now = shape(topo);
-        if (now.block_count == 0) return qualifying_.empty() ? "" : "slurm-block: summaries without base blocks";
-        if (!(now == attached_shape_) || qualifying_.size() != std::size_t{now.block_count} * thresholds_ ||
-            thresholds_ != topo.max_gpus_per_node() + 1)
+        slurm_block fresh(base_nodes_, block_sizes_, block_count_);
+        fresh.attach(state);
+        if (!(fresh.attached_shape_ == attached_shape_) || fresh.thresholds_ != thresholds_ ||
+            fresh.qualifying_.size() != qualifying_.size())
             return "slurm-block: not attached to this state";
         file_groups();  // what check() compares is what a decision would read
-        std::vector<std::vector<std::uint32_t>> group_nodes(groups_.size());
-        for (std::size_t level = 0; level < groups_.size(); ++level) group_nodes[level].assign(groups_[level].free_nodes.size(), 0);
-        std::vector<std::uint32_t> recount(thresholds_);
-        for (domain_id b = 0; b < now.block_count; ++b) {
-            const domain_info& info = topo.domain(b);
-            std::fill(recount.begin(), recount.end(), 0);
-            for (node_id n = info.first_node; n < info.end_node(); ++n) {
-                const gpu_mask usable = state.usable_gpus(n);
-                if (usable != 0 && usable == state.node_full_mask(n)) ++recount[0];
-                for (std::uint32_t k = 1; k < thresholds_ && k <= count_bits(usable); ++k) ++recount[k];
-            }
-            const std::string where = " of base block '" + info.name + "'";
-            const bool full = recount[0] == full_nodes_ && info.gpus_per_node + 1 == thresholds_;
-            if (full_blocks_.test(b) != full) return "slurm-block: the set of wholly free base blocks is wrong" + where;
+        for (domain_id b = 0; b < attached_shape_.block_count; ++b) {
+            const std::string where = " of base block '" + topo.domain(b).name + "'";
+            if (full_blocks_.test(b) != fresh.full_blocks_.test(b))
+                return "slurm-block: the set of wholly free base blocks is wrong" + where;
             for (std::uint32_t t = 0; t < thresholds_; ++t) {
                 const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
-                if (qualifying_[std::size_t{b} * thresholds_ + t] != recount[t])
+                if (qualifying_[std::size_t{b} * thresholds_ + t] != fresh.qualifying_[std::size_t{b} * thresholds_ + t])
                     return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[t].key_of(b) != (full ? npos32 : bucket_index::nonzero_key(recount[t])))
+                if (blocks_by_qualifying_[t].key_of(b) != fresh.blocks_by_qualifying_[t].key_of(b))
                     return "slurm-block: bucket of " + what + " is wrong" + where;
             }
-            for (std::size_t level = 1; level < groups_.size(); ++level)
-                if (!group_nodes[level].empty()) group_nodes[level][b >> level] += recount[0];
         }
         for (std::size_t level = 1; level < groups_.size(); ++level) {
-            const group_summary& g = groups_[level];
+            const group_summary &g = groups_[level], &f = fresh.groups_[level];
             const std::string where = " at level " + std::to_string(level);
-            if (group_nodes[level] != g.free_nodes) return "slurm-block: group free nodes are wrong" + where;
-            if (g.by_free_nodes.items() == 0) continue;
-            for (std::uint32_t group = 0; group < g.free_nodes.size(); ++group)
-                if (g.by_free_nodes.key_of(group) != bucket_index::nonzero_key(g.free_nodes[group]))
+            if (g.free_nodes != f.free_nodes) return "slurm-block: group free nodes are wrong" + where;
+            for (std::uint32_t group = 0; g.by_free_nodes.items() != 0 && group < g.free_nodes.size(); ++group)
+                if (g.by_free_nodes.key_of(group) != f.by_free_nodes.key_of(group))
                     return "slurm-block: group bucket is wrong" + where;
         }
         return {};
@@ -297,9 +269,7 @@ private:
         // The group is not exactly max_ll level-LL blocks: a group's capacity
         // is its max_ll fullest level-LL blocks, not its free nodes.
         bool limit_ll = false;
-        // The groups' level; npos32: no enabled level is large enough, and
-        // the whole cluster is one group.
-        std::uint32_t group_level = npos32;
+        std::uint32_t group_level = npos32;  // npos32: no level is large enough, the cluster is one group
 
         static level_plan of(const slurm_block_shape& shape, std::uint32_t rem) noexcept {
             const std::uint32_t blocks = shape.block_count;
@@ -324,12 +294,9 @@ private:
     struct job {
         std::uint32_t nodes = 0;
         std::uint32_t part = 0;
-        // A node qualifies only with this many usable GPUs (0: any).
-        std::uint32_t min_gpus = 0;
-        // Only wholly free nodes qualify, and the job takes them whole.
-        bool whole = true;
-        // GPUs the last node keeps for the job (0: the whole node).
-        std::uint32_t last_gpus = 0;
+        std::uint32_t min_gpus = 0;   // a node qualifies only with this many usable GPUs (0: any)
+        bool whole = true;            // only wholly free nodes qualify, and are taken whole
+        std::uint32_t last_gpus = 0;  // GPUs the last node keeps for the job (0: the whole node)
     };
 
     // Node requests as they are; a GPU request that fits one node picks one
@@ -370,14 +337,12 @@ private:
         std::vector<std::uint8_t>& required = self.required_;
         std::vector<std::uint32_t>& ll_sums = self.ll_sums_;
         std::vector<std::uint32_t>& sorted = self.sorted_;
+        const toolkit::request_units<State> units{state, req};
 
-        bool allowed(domain_id d) const noexcept {
-            return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
-        }
         // Qualifying nodes of domain d: wholly free ones from its counter,
         // else up nodes by unheld GPUs, O(GPUs per node) set counts.
         std::uint32_t usable_in(domain_id d) const noexcept {
-            if (!allowed(d)) return 0;
+            if (!units.allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
             if (j.whole) return info.gpus_per_node >= j.min_gpus ? state.domain(d).free_nodes : 0;
             std::uint32_t n = 0;
@@ -387,11 +352,10 @@ private:
         }
         // Adds the qualifying nodes of domain d in index order, skipping the
         // first `skip`, until `rem` are taken; returns how many it took. A
-        // whole-node job takes the wholly free nodes a run at a time (a block
-        // taken whole is one run, not 18 nodes); any other job is one node
-        // (describe_job), the first with min_gpus unheld GPUs.
+        // whole-node job takes the wholly free nodes a run at a time; any
+        // other job is one node, the first with min_gpus unheld GPUs.
         std::uint32_t take_nodes(domain_id d, std::uint32_t skip, std::uint32_t rem) const {
-            if (!allowed(d)) return 0;
+            if (!units.allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
             if (!j.whole) {
                 TOPOBLOCK_ASSERT(skip == 0 && rem == 1);
@@ -431,9 +395,8 @@ private:
         // The part's `rem` nodes from the last blocks of a group of full
         // blocks ending at `end`: Slurm takes them from the last down, so the
         // lowest gives its first nodes and holds the job's last node, which
-        // may take fewer GPUs (add(n, true)). Listed in node order; domains
-        // number their nodes one after another, so the blocks above the
-        // lowest are one run.
+        // may take fewer GPUs. The blocks above the lowest are one run, as
+        // domains number their nodes one after another.
         void take_last_full_blocks(domain_id end, std::uint32_t rem) const {
             const std::uint32_t blocks = ceil_div(rem, self.full_nodes_);
             const domain_shape lowest = state.topo().shape(end - blocks);
@@ -453,7 +416,7 @@ private:
         }
 
         errc run() {
-            if (errc flat = errc::ok; run_indexed(flat)) return flat;
+            if (const std::optional<errc> indexed = run_indexed()) return *indexed;
             const std::uint32_t blocks = shape.block_count;
             counts.assign(blocks, 0);
             taken.assign(blocks, 0);
@@ -474,52 +437,33 @@ private:
             return errc::ok;
         }
 
-        // The common requests read the policy's summaries instead: one part,
-        // not exclusive, and a group of exactly max_ll level-LL blocks (all
-        // a part can use, so a group qualifies by its free nodes alone). The
-        // group with the fewest qualifying nodes >= N, the later on ties, is
-        // a bucket lookup, and only its base blocks are counted; place_part
-        // would choose the same group and the same blocks. Returns false
-        // when the request needs place_part's scan.
-        bool run_indexed(errc& result) {
-            if (req.exclusive_domain || j.nodes != j.part) return false;
-            const std::uint32_t asked = j.whole ? 0 : j.min_gpus;
-            // A whole-node job that some base block's nodes are too small for
-            // counts per block, which the summaries do not.
-            if (j.whole ? j.min_gpus > self.whole_min_gpus_ : asked == 0 || asked >= self.thresholds_) return false;
-            const std::uint32_t t = asked;
-            if (self.blocks_by_qualifying_[t].empty() && !self.full_blocks_.any()) {
-                result = outside();
-                return true;
-            }
+        // place_part's choice from the summaries, for one part, not
+        // exclusive, whose group is exactly max_ll level-LL blocks (so a group
+        // qualifies by its free nodes alone): a bucket lookup for the group,
+        // then only its base blocks. Nothing when the request needs the scan.
+        std::optional<errc> run_indexed() {
+            if (req.exclusive_domain || j.nodes != j.part) return std::nullopt;
+            const std::uint32_t t = j.whole ? 0 : j.min_gpus;  // the threshold the job's nodes meet
+            // The summaries do not count per block the nodes too small for a job.
+            if (j.whole ? j.min_gpus > self.whole_min_gpus_ : t == 0 || t >= self.thresholds_) return std::nullopt;
+            if (self.blocks_by_qualifying_[t].empty() && !self.full_blocks_.any()) return outside();
             const level_plan plan = level_plan::of(shape, j.part);
-            if (plan.limit_ll || plan.group_level == npos32 || (plan.group_level != 0 && t != 0)) return false;
+            if (plan.limit_ll || plan.group_level == npos32 || (plan.group_level != 0 && t != 0)) return std::nullopt;
             const std::uint32_t group = self.tightest_group(plan.group_level, t, j.part);
-            if (group == npos32) {
-                result = shortfall();
-                return true;
-            }
-            if (plan.per_group == 1) {
-                // _choose_best_bblock has one candidate, which holds the part.
-                result = take_nodes(group, 0, j.part) == j.part ? errc::ok : shortfall();
-                return true;
-            }
+            if (group == npos32) return shortfall();
+            // One block per group: _choose_best_bblock's one candidate holds the part.
+            if (plan.per_group == 1) return take_nodes(group, 0, j.part) == j.part ? errc::ok : shortfall();
             const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, shape.block_count);
-            result = take_by_count(begin, end, j.part, t) ? errc::ok : shortfall();
-            return true;
+            return take_by_count(begin, end, j.part, t) ? errc::ok : shortfall();
         }
 
         // take_from_group for a fresh group of exactly max_ll level-LL blocks,
-        // where _choose_best_bblock comes down to its last rule: the block
-        // that holds the rest with the fewest nodes, else the one with the
-        // most, the later on ties. So the blocks are taken most nodes first
-        // (the later first among equals) until one holds the rest, and then
-        // the one with the fewest that does: one ordering instead of a pass
-        // over the group per block taken. Counts are of threshold t.
+        // where _choose_best_bblock comes down to its last rule: blocks are
+        // taken most nodes first (the later among equals) until one holds the
+        // rest, then the one with the fewest that does. Counts of threshold t.
         bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
             if (self.full_blocks_.count(begin, end - begin) == end - begin) {
-                // Every block full (as a multi-block job finds its group):
-                // most nodes first is the later first.
+                // Every block full: most nodes first is the later first.
                 if (ceil_div(rem, self.full_nodes_) > end - begin) return false;
                 take_last_full_blocks(end, rem);
                 return true;
@@ -527,7 +471,7 @@ private:
             if (counts.size() < end) counts.resize(shape.block_count);
             for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
             sorted.clear();
-            for (domain_id b = end; b-- > begin;) sorted.push_back(b);  // often in order already: idle racks
+            for (domain_id b = end; b-- > begin;) sorted.push_back(b);
             std::sort(sorted.begin(), sorted.end(),
                       [&](std::uint32_t x, std::uint32_t y) { return counts[x] != counts[y] ? counts[x] > counts[y] : x > y; });
             for (std::size_t i = 0; i < sorted.size(); ++i) {
@@ -729,16 +673,13 @@ private:
     std::vector<std::uint32_t> qualifying_;      // nodes meeting threshold t: [block * thresholds_ + t]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count, but for full_blocks_
     // Base blocks of the most nodes, each of the most GPUs, all up and
-    // wholly free: they meet every threshold with full_nodes_ nodes, the
-    // largest key, and are filed here only. A multi-block job takes and
-    // gives back such blocks whole; filed per threshold, each would cost a
-    // bucket move at every threshold both ways.
+    // wholly free (full_nodes_ at every threshold) are filed here only, so
+    // that the whole blocks a multi-block job takes and gives back move no bucket.
     indexed_bitset full_blocks_;
     std::uint32_t full_nodes_ = 0;            // the most nodes a domain has
-    // Groups are filed when a decision reads them, not on every change: most
-    // jobs fit one base block and never read them, and a job placed and
-    // released before the next read moves no group at all (filed on every
-    // change, a multi-block place+release cost about twice as much).
+    // Groups are filed when a decision reads them: most jobs fit one base
+    // block and never read them, and a job placed and released in between
+    // moves no group.
     static constexpr std::size_t unfiled_limit = 64;
     mutable std::vector<group_summary> groups_;         // [level], levels 1 and up
     mutable std::vector<std::uint32_t> grouped_whole_;  // [block]: the wholly free nodes its groups count
@@ -747,8 +688,7 @@ private:
     mutable std::vector<domain_id> unfiled_blocks_;
     mutable std::size_t unfiled_count_ = 0;
 
-    // Block d, not in full_blocks_, is full now: its counts are full_nodes_,
-    // filed only there.
+    // Block d, not in full_blocks_, is full now.
     void enter_full(domain_id d) {
         full_blocks_.set(d);
         std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
@@ -780,9 +720,8 @@ private:
             file(k, at_least);
         }
     }
-    // Block d's wholly free nodes changed (its count is written): its groups
-    // are filed at the next read, or once unfiled_limit blocks wait, so that no one decision pays
-    // for a long run of changes.
+    // Block d's wholly free nodes changed: its groups are filed at the next
+    // read, or once unfiled_limit blocks wait (no decision pays for a long run).
     void mark_unfiled(domain_id d) {
         if (unfiled_[d] != 0) return;
         unfiled_[d] = 1;
@@ -790,11 +729,9 @@ private:
         if (unfiled_count_ == unfiled_limit) file_groups();
     }
     // Brings the groups up to the marked blocks, each changed group filed
-    // once per level however many of its blocks changed.
+    // once per level; a block given back as it was taken moves no group.
     void file_groups() const noexcept {
         const std::uint32_t group_levels = attached_shape_.levels & ~1U;
-        // A block given back as it was taken moves no group: only the
-        // others are kept.
         std::size_t changed = 0;
         for (std::size_t i = 0; i < unfiled_count_; ++i) {
             const domain_id d = unfiled_blocks_[i];
@@ -833,8 +770,7 @@ private:
         if (filed == npos32 ? rem > full_nodes_ : index.key_of(filed) < full_nodes_) return filed;
         return later_full(filed);
     }
-    // The later of `filed` (npos32: none) and the last full block. Out of
-    // line: most answers come from the buckets alone.
+    // The later of `filed` (npos32: none) and the last full block.
     std::uint32_t later_full(std::uint32_t filed) const noexcept {
         const std::size_t last = full_blocks_.find_last();
         if (last == full_blocks_.size()) return filed;
