@@ -24,3 +24,4 @@
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/metrics/metrics.hpp>
+#include <topoblock/advice/explain.hpp>

@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/place_each_segment.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/policy/toolkit/whole_domains.hpp>
@@ -364,6 +365,45 @@ public:
         }
         take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
         return errc::ok;
+    }
+
+    // explain()'s numbers in sub-blocks: a part needs a run of consecutive
+    // free sub-blocks in one domain (the window place() takes), `most` is
+    // the longest such run, `free` the free sub-blocks of the domains the
+    // request may use. O(domains x free runs).
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        const toolkit::request_units<State> units{state, req};
+        toolkit::capacity_view view;
+        view.unit = "sub-blocks";
+        view.unit_gpus = uniform_block_gpus_;
+        view.most_is = "the longest run";
+        std::uint64_t fewest = ~std::uint64_t{0};  // units a part needs, over domains
+        const std::uint64_t part = req.part_size();
+        view = toolkit::scan_domains(state, view, [&](domain_id d) {
+            const detail::block_layout& l = layouts_[d];
+            const std::uint64_t block = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
+            const std::uint64_t need = need_gpus(state, req, part, d);
+            toolkit::scope_offer o;
+            if (block == 0) return o;
+            fewest = std::min(fewest, (need + block - 1) / block);
+            const auto free = kept<typename State::node_set>(free_block_words_, d);
+            if (units.allowed(d)) {
+                o.free = free.count();
+                o.most = (detail::summarize_blocks(l, free).longest_run_gpus + block - 1) / block;
+                o.holds_now = detail::best_window(l, free, need).blocks != 0;
+            }
+            typename State::node_set up;  // the nodes that are up, held or not
+            for (std::size_t w = 0; w < State::node_set::word_count; ++w) {
+                std::uint64_t bits = 0;
+                for (std::uint32_t k = 0; k <= l.gpus_per_node; ++k) bits |= state.nodes_with_unheld(d, k).word(w);
+                up.set_word(w, bits);
+            }
+            o.holds_if_emptied = detail::best_window(l, detail::free_blocks_among(up, l), need).blocks != 0;
+            return o;
+        });
+        view.need = fewest == ~std::uint64_t{0} ? 0 : fewest;
+        return view;
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and

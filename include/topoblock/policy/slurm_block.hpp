@@ -2,6 +2,8 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -102,6 +104,51 @@ public:
     }
 
     std::string_view name() const noexcept { return "slurm-block"; }
+
+    // explain()'s numbers, per base block (a domain): a GPU job of up to a
+    // node's GPUs needs one node with as many usable free GPUs (`most`: the
+    // most on one node of the block); any other job counts wholly free nodes
+    // (a job of more nodes than a base block counts as one block would have
+    // to hold it, though the block rules spread it over a group of base
+    // blocks). O(domains x GPUs per node).
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        const toolkit::request_units<State> units{state, req};
+        toolkit::capacity_view view;
+        view.scope = "base block";
+        const std::uint64_t part = req.part_size();
+        if (req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node()) {
+            view.unit = "GPUs on one node";
+            view.need = part;
+            return toolkit::scan_domains(state, view, [&](domain_id d) {
+                const auto& c = state.domain(d);
+                const std::uint32_t g = topo.shape(d).gpus_per_node;
+                toolkit::scope_offer o;
+                if (units.allowed(d)) {
+                    o.free = c.free_gpus;
+                    for (std::uint32_t k = g; k > 0 && o.most == 0; --k)
+                        if (state.nodes_with_unheld(d, k).any()) o.most = k;
+                    o.holds_now = o.most >= part;
+                }
+                o.holds_if_emptied = c.up_nodes != 0 && g >= part;
+                return o;
+            });
+        }
+        const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
+        const std::uint64_t nodes = req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
+        view.unit = "whole nodes";
+        view.need = nodes;
+        return toolkit::scan_domains(state, view, [&](domain_id d) {
+            const auto& c = state.domain(d);
+            toolkit::scope_offer o;
+            o.free = units.allowed(d) ? c.free_nodes : 0;
+            o.most = o.free;
+            o.holds_now = o.free >= nodes;
+            o.holds_if_emptied = c.up_nodes >= nodes;
+            return o;
+        });
+    }
 
     // Builds the summaries; the allocator calls it once, and on_domain_change
     // keeps them in step with its state.
