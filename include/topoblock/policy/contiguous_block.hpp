@@ -388,10 +388,15 @@ public:
             if (block == 0) return o;
             fewest = std::min(fewest, (need + block - 1) / block);
             const auto free = kept<typename State::node_set>(free_block_words_, d);
-            if (units.allowed(d)) {
+            if (free.any() && units.allowed(d)) {
                 o.free = free.count();
                 o.most = (detail::summarize_blocks(l, free).longest_run_gpus + block - 1) / block;
                 o.holds_now = detail::best_window(l, free, need).blocks != 0;
+            }
+            // Every node up: every sub-block would be free.
+            if (state.domain(d).up_nodes == l.node_count()) {
+                o.holds_if_emptied = std::uint64_t{l.node_count()} * l.gpus_per_node >= need;
+                return o;
             }
             typename State::node_set up;  // the nodes that are up, held or not
             for (std::size_t w = 0; w < State::node_set::word_count; ++w) {

@@ -3,6 +3,7 @@
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/request/request.hpp>
+#include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
@@ -58,6 +59,29 @@ std::uint64_t up_units_in(const request_units<State>& units, domain_id d) noexce
     if (units.req.what == unit::nodes) return c.up_nodes;
     if (units.req.whole_nodes) return std::uint64_t{c.up_nodes} * units.state.topo().shape(d).gpus_per_node;
     return c.up_gpus;
+}
+
+// Every domain has the same nodes of the same GPUs.
+inline bool like_domains(const topology& topo) noexcept {
+    return topo.uniform_gpus_per_node() != 0 &&
+           std::uint64_t{topo.max_domain_nodes()} * topo.domain_count() == topo.node_count();
+}
+
+// capacity_view::holding_if_emptied for the default units without a pass
+// over the domains, when that is sure: domains alike, and too few units not
+// up in the whole cluster to bring any domain below the part (every domain
+// then holds it, or none when a whole domain would not). npos32 otherwise.
+template <class State>
+std::uint32_t holding_if_emptied_at_once(const request_units<State>& units, std::uint64_t part) noexcept {
+    const topology& topo = units.state.topo();
+    if (!like_domains(topo) || topo.domain_count() == 0) return npos32;
+    const std::uint64_t capacity = units.capacity_of(0);
+    if (capacity < part) return 0;
+    const std::uint64_t down_nodes = topo.node_count() - units.state.up_nodes();
+    const std::uint64_t missing = units.req.what == unit::nodes ? down_nodes
+                                  : units.req.whole_nodes       ? down_nodes * topo.uniform_gpus_per_node()
+                                                                : topo.gpu_count() - units.state.up_gpus();
+    return missing <= capacity - part ? topo.domain_count() : npos32;
 }
 
 // Calls offer(d) for each domain and adds up what they offer; counts the
