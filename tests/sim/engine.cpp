@@ -75,8 +75,30 @@ TEST_CASE("hand-checked replay under EASY backfill") {
     CHECK(r.totals.makespan_s == 22);
     CHECK(r.jobs[3].wait_s == 3);
     CHECK(r.jobs[4].wait_s == 6);
+    // What each wait was about: j2 found too few GPUs free; j3 and j4
+    // waited their turn (nothing free to backfill, or a run past the
+    // reservation); j0 and j1 never waited.
+    CHECK(r.jobs[0].longest_wait_reason == errc::ok);
+    CHECK(r.jobs[2].longest_wait_reason == errc::insufficient_free);
+    CHECK(r.jobs[3].longest_wait_reason == errc::ok);
+    CHECK(r.jobs[4].longest_wait_reason == errc::ok);
     CHECK(r.policy == "best-fit");
     CHECK(r.queue == "easy");
+}
+
+TEST_CASE("a job's longest wait reason is the answer it got for the longest time") {
+    // j0, j1 leave 2 GPUs free in each domain: j2's 4 GPUs are free in all
+    // but in no one domain (fragmented) until t=10; then j3 (16 GPUs) finds
+    // 8 free while j2 runs (insufficient_free) until t=30, 20 s against the
+    // 9 s it waited behind j2's refusal.
+    const auto r = replay(jobs_of({{0, 0, 6, 0, 10}, {0, 0, 6, 0, 10}, {0, 1, 4, 0, 20}, {0, 1, 16, 0, 1}}));
+    check_job(r, 2, 10, 30);
+    check_job(r, 3, 30, 31);
+    CHECK(r.jobs[2].wait_s == 9);
+    CHECK(r.jobs[2].longest_wait_reason == errc::fragmented);
+    CHECK(r.jobs[3].wait_s == 29);
+    CHECK(r.jobs[3].longest_wait_reason == errc::insufficient_free);
+    CHECK(r.jobs[0].longest_wait_reason == errc::ok);
 }
 
 TEST_CASE("hand-checked replay under FIFO") {

@@ -54,6 +54,11 @@ struct job_outcome {
     std::uint32_t min_domains = 1;   // the fewest domains the job needs
     std::uint32_t failures = 0;      // attempts cut short by node failures
     double reserved_s = -1.0;        // EASY: the first start time reserved for it as head; -1 = none
+    // The policy's answer over the longest part of the job's time queued
+    // (summed over attempts): insufficient_free, fragmented or
+    // exceeds_healthy; ok when it waited its turn behind other jobs longest,
+    // or never waited.
+    errc longest_wait_reason = errc::ok;
 };
 
 // The cluster between two events (a step function: valid from t to the next
