@@ -307,10 +307,11 @@ void check_same(const toolkit::capacity_view& got, const toolkit::capacity_view&
     if (got.scopes > 1) CHECK(got.wholly_free == want.wholly_free);
 }
 
-// Random load, releases and health changes; after each step a random
-// request is explained and checked.
+// Random load, releases and (unless `health` is false) health changes;
+// after each step a random request is explained and checked.
 template <class Policy>
-void walk(std::string_view name, const topology& topo, Policy policy, std::uint64_t seed, std::size_t steps) {
+void walk(std::string_view name, const topology& topo, Policy policy, std::uint64_t seed, std::size_t steps,
+          bool health = true) {
     CAPTURE(name);
     CAPTURE(seed);
     auto a = std::move(*allocator<Policy>::create(topo, policy));
@@ -330,7 +331,7 @@ void walk(std::string_view name, const topology& topo, Policy policy, std::uint6
                 live[i] = live.back();
                 live.pop_back();
             }
-        } else {
+        } else if (health) {
             REQUIRE(a.set_health(r.between(0, topo.node_count() - 1),
                                  static_cast<node_health>(r.chance(60) ? 0 : r.between(1, 2))));
         }
@@ -396,6 +397,9 @@ TEST_CASE("explain: the verdict is try_allocate's and the numbers are a recount,
             REQUIRE(with_policy(name, policy_settings{}, [&](auto policy) { walk(name, topo, policy, seed++, 1500); }));
         }
     }
+    // Every node up: the policies' measures from their indexes alone.
+    for (std::string_view name : policy_names)
+        REQUIRE(with_policy(name, policy_settings{}, [&](auto policy) { walk(name, gb200_nvl72(6), policy, seed++, 1500, false); }));
 }
 
 TEST_CASE("explain: sentences name the binding constraint and its numbers") {

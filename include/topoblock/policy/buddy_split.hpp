@@ -396,6 +396,8 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const toolkit::request_units<State> units{state, req};
+        if (!req.exclusive_domain && windows_.kept() && state.up_nodes() == state.topo().node_count())
+            return measure_like_domains(state, req);
         toolkit::capacity_view view;
         view.most_is = "the largest free buddy";
         std::uint64_t fewest = ~std::uint64_t{0};  // GPUs a part needs, over domains
@@ -504,6 +506,47 @@ public:
     }
 
 private:
+    // measure() on a cluster of like domains with every node up, for a
+    // request that is not exclusive, from the level sets: the same numbers
+    // without a pass over the domains. O(levels x domains / 64).
+    template <class State>
+    toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        const domain_shape info = topo.shape(0);
+        const std::uint64_t part = req.part_size();
+        const std::uint32_t level = need(state, req, part, 0);
+        const std::uint32_t root = detail::root_level(info);
+        toolkit::capacity_view view;
+        view.most_is = "the largest free buddy";
+        view.free = state.available().gpus;
+        view.scopes = topo.domain_count();
+        view.wholly_free = windows_.wholly_free_count();
+        for (std::size_t l = at_level_.size(); l-- > 0;)
+            if (at_level_[l].find_first() < at_level_[l].size()) {
+                view.most = std::uint64_t{1} << l;
+                break;
+            }
+        if (root == detail::no_level) return view;
+        if (!fits_a_buddy(req, part)) {
+            // A wholly free domain takes the part whole.
+            if (toolkit::request_units<State>{state, req}.capacity_of(0) < part) return view;
+            view.need = need_gpus(req, part, info.gpus_per_node);
+            view.holding_now = view.wholly_free;
+            view.holding_if_emptied = view.scopes;
+            return view;
+        }
+        view.need = std::uint64_t{1} << level;
+        view.holding_if_emptied = view.scopes;
+        // Domains with a free buddy at the level or above: the level sets ORed, word by word.
+        const std::size_t words = (std::size_t{topo.domain_count()} + 63) / 64;
+        for (std::size_t w = 0; w < words; ++w) {
+            std::uint64_t any = 0;
+            for (std::size_t l = level; l < at_level_.size(); ++l) any |= at_level_[l].word(w);
+            view.holding_now += static_cast<std::uint32_t>(std::popcount(any));
+        }
+        return view;
+    }
+
     // Some aligned buddy of 2^level GPUs of the domain lies on nodes that
     // are all up (roots in order: the aligned chunks below the GPU count
     // rounded down to the size).

@@ -374,6 +374,9 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const toolkit::request_units<State> units{state, req};
+        if (!req.exclusive_domain && !key_of_blocks_.empty() && windows_.kept() &&
+            state.up_nodes() == state.topo().node_count())
+            return measure_like_domains(state, req);
         toolkit::capacity_view view;
         view.unit = "sub-blocks";
         view.unit_gpus = uniform_block_gpus_;
@@ -447,6 +450,41 @@ public:
     }
 
 private:
+    // measure() on domains all cut alike with every node up, for a request
+    // that is not exclusive, from the buckets: each filed key gives its
+    // domains' free sub-blocks and longest run, and the wholly free domains
+    // (filed nowhere) all of theirs. O(keys filed x domains / 64).
+    template <class State>
+    toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
+        const detail::block_layout& l = layouts_.front();
+        const std::uint64_t block = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
+        const std::uint64_t need = need_gpus(state, req, req.part_size(), 0);
+        const std::uint64_t domain_gpus = std::uint64_t{l.node_count()} * l.gpus_per_node;
+        const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
+        toolkit::capacity_view view;
+        view.unit = "sub-blocks";
+        view.unit_gpus = uniform_block_gpus_;
+        view.most_is = "the longest run";
+        view.need = block == 0 ? 0 : (need + block - 1) / block;
+        view.scopes = state.topo().domain_count();
+        view.holding_if_emptied = domain_gpus >= need ? view.scopes : 0;
+        const bucket_index& index = by_blocks_and_run_;
+        for (std::uint32_t key = index.next_key(0); key != npos32; key = index.next_key(key + 1)) {
+            const std::uint32_t domains = index.count(key);
+            const std::uint64_t run_gpus = run_lengths_[key & (row_keys - 1)];
+            view.free += std::uint64_t{domains} * (key >> class_bits_);
+            view.most = std::max(view.most, (run_gpus + block - 1) / block);
+            if (run_gpus >= need) view.holding_now += domains;
+        }
+        view.wholly_free = windows_.wholly_free_count();
+        if (view.wholly_free != 0) {
+            view.free += std::uint64_t{view.wholly_free} * l.count();
+            view.most = std::max<std::uint64_t>(view.most, l.count());
+            if (domain_gpus >= need) view.holding_now += view.wholly_free;
+        }
+        return view;
+    }
+
     // The domain's summary depends only on its free sub-blocks, and they
     // only on its wholly free nodes: most changes (a GPU taken on a partly
     // used node, a node freed beside a busy one of its sub-block) leave them
