@@ -37,23 +37,11 @@ topology mixed_nodes() {
     return *b.build();
 }
 
-// Racks with trays missing (16 and 17 of 18), under two leaves.
-topology partial_racks() {
-    topology_builder b;
-    for (std::uint32_t rack = 1; rack <= 4; ++rack)
-        b.add_numbered_domain("rack" + std::to_string(rack), 18 - rack % 3, 4, "r" + std::to_string(rack) + "n", 1, 2);
-    b.add_level("leaf", {{"leaf1", {"rack1", "rack2"}}, {"leaf2", {"rack3", "rack4"}}});
-    return *b.build();
-}
-
-request random_request(rng& r, const topology& t) {
-    const std::uint32_t sizes[] = {1, 2, 3, 4, 6, 8, 8, 12, 16, 24, 32, 48, 64, 72};
-    request q = r.chance(20) ? request::nodes(r.chance(85) ? r.between(1, 8) : r.between(1, t.max_domain_nodes() * 2))
-                             : request::gpus(r.chance(85) ? sizes[r.between(0, 13)] : r.between(1, t.max_domain_gpus() * 3));
-    q.whole_nodes = q.what == unit::gpus && r.chance(15);
-    q.where = static_cast<locality>(r.between(0, 2));
-    q.exclusive_domain = r.chance(8);
-    if (r.chance(8)) q = q.with_segment(std::max<std::uint32_t>(1, q.count / r.between(1, 4)), r.chance(50));
+// The shared random requests, with more exclusive ones (idle domains are
+// rare under load) and now and then an empty one.
+request any_request(rng& r, const topology& t) {
+    request q = test::mixed_request(r, t);
+    if (r.chance(5)) q.exclusive_domain = true;
     if (r.chance(1)) q.count = 0;
     return q;
 }
@@ -111,6 +99,13 @@ std::vector<gpu_mask> emptied(const domain_recount& c) {
     return out;
 }
 
+// The request's units free in `usable`: GPUs, whole nodes, or the GPUs of
+// whole nodes.
+std::uint64_t free_units(const request& req, const domain_recount& c, const std::vector<gpu_mask>& usable) {
+    if (req.what == unit::nodes) return wholly(c, usable);
+    return req.whole_nodes ? wholly(c, usable) * c.shape.gpus_per_node : gpus(usable);
+}
+
 // What the view should say, recomputed from the recount; `offer(c, usable,
 // now)` gives a domain's offer for the usable GPUs given (now: as they
 // are; else as if emptied). need_of(c) is what a part needs there, or
@@ -133,9 +128,7 @@ toolkit::capacity_view generic_expected(const Alloc& a, const request& req) {
     const std::uint64_t part = req.part_size();
     auto v = by_domains(recount(a, req), [&](const domain_recount& c, const std::vector<gpu_mask>& u, bool) {
         toolkit::scope_offer o;
-        o.free = req.what == unit::nodes ? wholly(c, u)
-                 : req.whole_nodes       ? wholly(c, u) * c.shape.gpus_per_node
-                                         : gpus(u);
+        o.free = free_units(req, c, u);
         o.most = o.free;
         o.holds_now = o.free >= part;
         return o;
@@ -151,9 +144,7 @@ toolkit::capacity_view first_fit_expected(const Alloc& a, const request& req) {
     std::uint64_t up = 0;
     // Topology-oblivious: no domain is ruled out for being busy.
     for (const auto& c : recount(a, req.with_exclusive_domain(false))) {
-        o.free += req.what == unit::nodes ? wholly(c, c.usable)
-                  : req.whole_nodes       ? wholly(c, c.usable) * c.shape.gpus_per_node
-                                          : gpus(c.usable);
+        o.free += free_units(req, c, c.usable);
         up += req.what == unit::nodes ? wholly(c, emptied(c)) : gpus(emptied(c));
     }
     o.most = o.free;
@@ -323,7 +314,7 @@ void walk(std::string_view name, const topology& topo, Policy policy, std::uint6
         CAPTURE(step);
         const std::uint32_t kind = r.between(1, 100);
         if (kind <= 55) {
-            if (auto id = a.try_allocate(random_request(r, topo))) live.push_back(*id);
+            if (auto id = a.try_allocate(any_request(r, topo))) live.push_back(*id);
         } else if (kind <= 93) {
             if (!live.empty()) {
                 const std::size_t i = r.between(0, static_cast<std::uint32_t>(live.size() - 1));
@@ -335,7 +326,7 @@ void walk(std::string_view name, const topology& topo, Policy policy, std::uint6
             REQUIRE(a.set_health(r.between(0, topo.node_count() - 1),
                                  static_cast<node_health>(r.chance(60) ? 0 : r.between(1, 2))));
         }
-        const request q = random_request(r, topo);
+        const request q = any_request(r, topo);
         CAPTURE(q.count);
         CAPTURE(static_cast<int>(q.what));
         CAPTURE(q.whole_nodes);
@@ -387,7 +378,7 @@ void walk(std::string_view name, const topology& topo, Policy policy, std::uint6
 
 TEST_CASE("explain: the verdict is try_allocate's and the numbers are a recount, for every policy") {
     const std::pair<const char*, topology> topologies[] = {
-        {"uniform", gb200_nvl72(4)}, {"mixed", mixed_nodes()}, {"partial", partial_racks()}};
+        {"uniform", gb200_nvl72(4)}, {"mixed", mixed_nodes()}, {"partial", test::partial_racks()}};
     std::uint64_t seed = 1;
     for (const auto& entry : topologies) {
         const std::string label = entry.first;

@@ -3,7 +3,6 @@
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/metrics/allocatable.hpp>
 #include <topoblock/policy/best_fit.hpp>
-#include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/presets.hpp>
 
 #include <doctest/doctest.h>
@@ -51,12 +50,8 @@ TEST_CASE("allocatable by size counts jobs each inside one domain") {
 }
 
 TEST_CASE("allocatable by size and compaction agree with a recount node by node") {
-    topology_builder tb;
-    tb.add_numbered_domain("rack1", 18, 4, "a", 1, 2);
-    tb.add_numbered_domain("hgx1", 4, 8, "h", 1, 2);
-    tb.add_numbered_domain("rack2", 16, 4, "b", 1, 2);
-    tb.add_numbered_domain("hgx2", 2, 8, "g", 1, 2);
-    const topology topo = *tb.build();
+    // Racks of 4-GPU trays beside 8-GPU servers.
+    const topology topo = *parse_topology_spec("nvl72:2+hgx8:3");
     auto a = std::move(*allocator<best_fit>::create(topo));
     rng r(5);
     std::vector<allocation_id> live;
