@@ -122,19 +122,26 @@ toolkit::capacity_view by_domains(const std::vector<domain_recount>& domains, Of
     return v;
 }
 
+// Domains offering what units(c, usable) counts, a part fitting where
+// `need` of them are free.
+template <class Units>
+toolkit::capacity_view counting(const std::vector<domain_recount>& domains, std::uint64_t need, Units&& units) {
+    auto v = by_domains(domains, [&](const domain_recount& c, const std::vector<gpu_mask>& u, bool) {
+        toolkit::scope_offer o;
+        o.free = units(c, u);
+        o.most = o.free;
+        o.holds_now = o.free >= need;
+        return o;
+    });
+    v.need = need;
+    return v;
+}
+
 // The generic measure: GPUs, whole nodes, or the GPUs of whole nodes.
 template <class Alloc>
 toolkit::capacity_view generic_expected(const Alloc& a, const request& req) {
-    const std::uint64_t part = req.part_size();
-    auto v = by_domains(recount(a, req), [&](const domain_recount& c, const std::vector<gpu_mask>& u, bool) {
-        toolkit::scope_offer o;
-        o.free = free_units(req, c, u);
-        o.most = o.free;
-        o.holds_now = o.free >= part;
-        return o;
-    });
-    v.need = part;
-    return v;
+    return counting(recount(a, req), req.part_size(),
+                    [&](const domain_recount& c, const std::vector<gpu_mask>& u) { return free_units(req, c, u); });
 }
 
 template <class Alloc>
@@ -174,15 +181,7 @@ toolkit::capacity_view slurm_expected(const Alloc& a, const request& req) {
     }
     const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
     const std::uint64_t nodes = req.what == unit::nodes ? part : (part + g - 1) / g;
-    auto v = by_domains(domains, [&](const domain_recount& c, const std::vector<gpu_mask>& u, bool) {
-        toolkit::scope_offer o;
-        o.free = wholly(c, u);
-        o.most = o.free;
-        o.holds_now = o.free >= nodes;
-        return o;
-    });
-    v.need = nodes;
-    return v;
+    return counting(domains, nodes, [](const domain_recount& c, const std::vector<gpu_mask>& u) { return wholly(c, u); });
 }
 
 // Sub-blocks: the fewest whole nodes holding `block_gpus`, cut from each
