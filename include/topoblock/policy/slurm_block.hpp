@@ -114,6 +114,9 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
+        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count() &&
+            state.up_nodes() == topo.node_count())
+            return measure_like_blocks(state, req);
         const toolkit::request_units<State> units{state, req};
         toolkit::capacity_view view;
         view.scope = "base block";
@@ -148,6 +151,52 @@ public:
             o.holds_if_emptied = c.up_nodes >= nodes;
             return o;
         });
+    }
+
+    // measure() when every domain is a base block of the same nodes, every
+    // node is up and the request is not exclusive, from the per-threshold
+    // buckets: a block holds a part when its count at the part's threshold
+    // reaches one node (GPU jobs of up to a node) or the nodes asked;
+    // wholly free blocks (filed apart) hold whatever a block can. O(keys x
+    // blocks / 64).
+    template <class State>
+    toolkit::capacity_view measure_like_blocks(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        const std::uint32_t g = topo.uniform_gpus_per_node(), block_nodes = topo.max_domain_nodes();
+        const std::uint64_t part = req.part_size();
+        const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
+        toolkit::capacity_view view;
+        view.scope = "base block";
+        view.scopes = topo.domain_count();
+        view.wholly_free = full;
+        // Blocks filed under `t` with a count of at least `least`.
+        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
+            const bucket_index& index = blocks_by_qualifying_[t];
+            std::uint32_t n = 0;
+            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
+            return n;
+        };
+        if (req.what == unit::gpus && !req.whole_nodes && part <= g) {
+            view.unit = "GPUs on one node";
+            view.need = part;
+            view.free = state.available().gpus;
+            for (std::uint32_t k = g; k > 0 && view.most == 0; --k)
+                if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
+            view.holding_now = (part == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(part), 1)) + full;
+            view.holding_if_emptied = view.scopes;
+            return view;
+        }
+        const std::uint64_t nodes = req.what == unit::nodes ? part : (part + g - 1) / g;
+        view.unit = "whole nodes";
+        view.need = nodes;
+        view.free = state.available().nodes;
+        const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
+        view.most = full != 0 ? block_nodes : top == npos32 ? 0 : top;
+        if (nodes <= block_nodes) {
+            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(nodes, 1))) + full;
+            view.holding_if_emptied = view.scopes;
+        }
+        return view;
     }
 
     // Builds the summaries; the allocator calls it once, and on_domain_change
