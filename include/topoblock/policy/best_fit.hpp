@@ -74,16 +74,21 @@ struct best_fit {
     // explain()'s numbers, in GPUs (whole nodes for node requests), read
     // from the policy's buckets on a cluster of like domains: `most` is the
     // largest bucket filed, the domains holding a part those filed at or
-    // above it. O(buckets at or above the part x domains / 64), and
-    // O(domains) for exclusive requests, mixed clusters, or when nodes not
-    // up may leave some domain too small for the part.
+    // above it. O(buckets at or above the part x domains / 64), plus a pass
+    // over the domains' counters when nodes not up may leave some domain
+    // too small for the part; O(domains) for exclusive requests and mixed
+    // clusters.
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
         const toolkit::request_units<State> units{state, req};
         const std::uint64_t part = req.part_size();
-        const std::uint32_t emptied = toolkit::holding_if_emptied_at_once(units, part);
-        if (req.exclusive_domain || emptied == npos32) return toolkit::domain_view(state, req);
+        if (req.exclusive_domain || !toolkit::like_domains(topo)) return toolkit::domain_view(state, req);
+        std::uint32_t emptied = toolkit::holding_if_emptied_at_once(units, part);
+        if (emptied == npos32)
+            emptied = toolkit::holding_if_emptied_on_like_domains(state, units.capacity_of(0) >= part, [&](domain_id d) {
+                return toolkit::up_units_in(units, d) >= part;
+            });
         const bool by_nodes = req.takes_whole_nodes();
         const bucket_index& index = by_nodes ? by_free_nodes_ : by_free_gpus_;
         const std::uint64_t per_key = req.what == unit::gpus && req.whole_nodes ? topo.uniform_gpus_per_node() : 1;

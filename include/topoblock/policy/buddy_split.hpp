@@ -396,8 +396,7 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const toolkit::request_units<State> units{state, req};
-        if (!req.exclusive_domain && windows_.kept() && state.up_nodes() == state.topo().node_count())
-            return measure_like_domains(state, req);
+        if (!req.exclusive_domain && windows_.kept()) return measure_like_domains(state, req);
         toolkit::capacity_view view;
         view.most_is = "the largest free buddy";
         std::uint64_t fewest = ~std::uint64_t{0};  // GPUs a part needs, over domains
@@ -506,9 +505,10 @@ public:
     }
 
 private:
-    // measure() on a cluster of like domains with every node up, for a
-    // request that is not exclusive, from the level sets: the same numbers
-    // without a pass over the domains. O(levels x domains / 64).
+    // measure() on a cluster of like domains, for a request that is not
+    // exclusive, from the level sets: the same numbers without a pass over
+    // the domains. O(levels x domains / 64), plus a pass over the domains'
+    // counters when some node is not up.
     template <class State>
     toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
         const topology& topo = state.topo();
@@ -532,11 +532,13 @@ private:
             if (toolkit::request_units<State>{state, req}.capacity_of(0) < part) return view;
             view.need = need_gpus(req, part, info.gpus_per_node);
             view.holding_now = view.wholly_free;
-            view.holding_if_emptied = view.scopes;
+            // Taken whole: a domain with a node not up holds nothing.
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(state, true, [](domain_id) { return false; });
             return view;
         }
         view.need = std::uint64_t{1} << level;
-        view.holding_if_emptied = view.scopes;
+        view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+            state, true, [&](domain_id d) { return up_buddy(state, topo.shape(d), level); });
         // Domains with a free buddy at the level or above: the level sets ORed, word by word.
         const std::size_t words = (std::size_t{topo.domain_count()} + 63) / 64;
         for (std::size_t w = 0; w < words; ++w) {

@@ -374,9 +374,7 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const toolkit::request_units<State> units{state, req};
-        if (!req.exclusive_domain && !key_of_blocks_.empty() && windows_.kept() &&
-            state.up_nodes() == state.topo().node_count())
-            return measure_like_domains(state, req);
+        if (!req.exclusive_domain && !key_of_blocks_.empty() && windows_.kept()) return measure_like_domains(state, req);
         toolkit::capacity_view view;
         view.unit = "sub-blocks";
         view.unit_gpus = uniform_block_gpus_;
@@ -397,17 +395,9 @@ public:
                 o.holds_now = detail::best_window(l, free, need).blocks != 0;
             }
             // Every node up: every sub-block would be free.
-            if (state.domain(d).up_nodes == l.node_count()) {
-                o.holds_if_emptied = std::uint64_t{l.node_count()} * l.gpus_per_node >= need;
-                return o;
-            }
-            typename State::node_set up;  // the nodes that are up, held or not
-            for (std::size_t w = 0; w < State::node_set::word_count; ++w) {
-                std::uint64_t bits = 0;
-                for (std::uint32_t k = 0; k <= l.gpus_per_node; ++k) bits |= state.nodes_with_unheld(d, k).word(w);
-                up.set_word(w, bits);
-            }
-            o.holds_if_emptied = detail::best_window(l, detail::free_blocks_among(up, l), need).blocks != 0;
+            o.holds_if_emptied = state.domain(d).up_nodes == l.node_count()
+                                     ? std::uint64_t{l.node_count()} * l.gpus_per_node >= need
+                                     : holds_on_up_nodes(state, d, need);
             return o;
         });
         view.need = fewest == ~std::uint64_t{0} ? 0 : fewest;
@@ -450,10 +440,25 @@ public:
     }
 
 private:
-    // measure() on domains all cut alike with every node up, for a request
-    // that is not exclusive, from the buckets: each filed key gives its
-    // domains' free sub-blocks and longest run, and the wholly free domains
-    // (filed nowhere) all of theirs. O(keys filed x domains / 64).
+    // Domain d's up nodes, were their jobs ended, would hold a run of
+    // sub-blocks of `need` GPUs.
+    template <class State>
+    bool holds_on_up_nodes(const State& state, domain_id d, std::uint64_t need) const {
+        const detail::block_layout& l = layouts_[d];
+        typename State::node_set up;  // the nodes that are up, held or not
+        for (std::size_t w = 0; w < State::node_set::word_count; ++w) {
+            std::uint64_t bits = 0;
+            for (std::uint32_t k = 0; k <= l.gpus_per_node; ++k) bits |= state.nodes_with_unheld(d, k).word(w);
+            up.set_word(w, bits);
+        }
+        return detail::best_window(l, detail::free_blocks_among(up, l), need).blocks != 0;
+    }
+
+    // measure() on domains all cut alike, for a request that is not
+    // exclusive, from the buckets: each filed key gives its domains' free
+    // sub-blocks and longest run, and the wholly free domains (filed
+    // nowhere) all of theirs. O(keys filed x domains / 64), plus a pass
+    // over the domains' counters when some node is not up.
     template <class State>
     toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
         const detail::block_layout& l = layouts_.front();
@@ -467,7 +472,8 @@ private:
         view.most_is = "the longest run";
         view.need = block == 0 ? 0 : (need + block - 1) / block;
         view.scopes = state.topo().domain_count();
-        view.holding_if_emptied = domain_gpus >= need ? view.scopes : 0;
+        view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+            state, domain_gpus >= need, [&](domain_id d) { return holds_on_up_nodes(state, d, need); });
         const bucket_index& index = by_blocks_and_run_;
         for (std::uint32_t key = index.next_key(0); key != npos32; key = index.next_key(key + 1)) {
             const std::uint32_t domains = index.count(key);

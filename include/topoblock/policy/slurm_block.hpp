@@ -114,8 +114,7 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
-        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count() &&
-            state.up_nodes() == topo.node_count())
+        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
             return measure_like_blocks(state, req);
         const toolkit::request_units<State> units{state, req};
         toolkit::capacity_view view;
@@ -153,12 +152,12 @@ public:
         });
     }
 
-    // measure() when every domain is a base block of the same nodes, every
-    // node is up and the request is not exclusive, from the per-threshold
-    // buckets: a block holds a part when its count at the part's threshold
-    // reaches one node (GPU jobs of up to a node) or the nodes asked;
-    // wholly free blocks (filed apart) hold whatever a block can. O(keys x
-    // blocks / 64).
+    // measure() when every domain is a base block of the same nodes and the
+    // request is not exclusive, from the per-threshold buckets: a block
+    // holds a part when its count at the part's threshold reaches one node
+    // (GPU jobs of up to a node) or the nodes asked; wholly free blocks
+    // (filed apart) hold whatever a block can. O(keys x blocks / 64), plus
+    // a pass over the domains' counters when some node is not up.
     template <class State>
     toolkit::capacity_view measure_like_blocks(const State& state, const request& req) const {
         const topology& topo = state.topo();
@@ -183,7 +182,8 @@ public:
             for (std::uint32_t k = g; k > 0 && view.most == 0; --k)
                 if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
             view.holding_now = (part == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(part), 1)) + full;
-            view.holding_if_emptied = view.scopes;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, g >= part, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
             return view;
         }
         const std::uint64_t nodes = req.what == unit::nodes ? part : (part + g - 1) / g;
@@ -194,7 +194,8 @@ public:
         view.most = full != 0 ? block_nodes : top == npos32 ? 0 : top;
         if (nodes <= block_nodes) {
             view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(nodes, 1))) + full;
-            view.holding_if_emptied = view.scopes;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, true, [&](domain_id d) { return state.domain(d).up_nodes >= nodes; });
         }
         return view;
     }

@@ -84,6 +84,23 @@ std::uint32_t holding_if_emptied_at_once(const request_units<State>& units, std:
     return missing <= capacity - part ? topo.domain_count() : npos32;
 }
 
+// capacity_view::holding_if_emptied on a cluster of like domains, where a
+// domain with every node up holds a part exactly when `whole_holds`: each
+// domain with some node not up is asked holds_with_up_nodes(d). O(1) when
+// every node is up (or no whole domain holds the part), else a pass over
+// the domains' counters.
+template <class State, class Holds>
+std::uint32_t holding_if_emptied_on_like_domains(const State& state, bool whole_holds, Holds&& holds_with_up_nodes) {
+    const topology& topo = state.topo();
+    if (!whole_holds) return 0;
+    std::uint32_t n = topo.domain_count();
+    if (state.up_nodes() == topo.node_count()) return n;
+    const std::uint32_t nodes = topo.max_domain_nodes();
+    for (domain_id d = 0; d < topo.domain_count(); ++d)
+        if (state.domain(d).up_nodes != nodes && !holds_with_up_nodes(d)) --n;
+    return n;
+}
+
 // Calls offer(d) for each domain and adds up what they offer; counts the
 // wholly free, open domains. O(domains x offer).
 template <class State, class Offer>
