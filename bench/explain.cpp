@@ -2,6 +2,8 @@
 //   explain/<policy>/<racks>          the single-domain size mix, placeable or not
 //   explain_refused/<policy>/<racks>  24-72 GPU jobs the policy refuses now (free GPUs scattered):
 //                                     the refusal's numbers are measured
+//   explain_refused_down/<policy>/<racks>  the same with one tray down (the domains with a node
+//                                     not up are found by a pass over the domains' counters)
 // State: `racks` GB200 NVL72 racks at 90% occupancy, built before timing;
 // for explain_refused, 8-GPU jobs are then added until no 24-GPU job fits.
 // One dry run (plan) and, for a refusal of the moment, one pass of the
@@ -23,8 +25,9 @@ namespace {
 using namespace topoblock;
 
 template <class Policy>
-void explain_mix(benchmark::State& st, std::uint32_t racks, Policy policy, bool refused_only) {
+void explain_mix(benchmark::State& st, std::uint32_t racks, Policy policy, bool refused_only, bool tray_down) {
     auto f = bench::make_fixture<Policy>(racks, bench::occupancy, policy);
+    if (tray_down) (void)f.alloc.down(0);
     std::mt19937_64 rng(7);
     std::vector<request> requests;
     placement scratch;
@@ -57,8 +60,10 @@ const bool registered = [] {
         with_policy(name, policy_settings{}, [&](auto policy) {
             for (std::uint32_t racks : {125U, 2000U}) {
                 const std::string suffix = "/" + std::string(name) + "/" + std::to_string(racks);
-                benchmark::RegisterBenchmark(("explain" + suffix).c_str(), explain_mix<decltype(policy)>, racks, policy, false);
-                benchmark::RegisterBenchmark(("explain_refused" + suffix).c_str(), explain_mix<decltype(policy)>, racks, policy, true);
+                benchmark::RegisterBenchmark(("explain" + suffix).c_str(), explain_mix<decltype(policy)>, racks, policy, false, false);
+                benchmark::RegisterBenchmark(("explain_refused" + suffix).c_str(), explain_mix<decltype(policy)>, racks, policy, true, false);
+                benchmark::RegisterBenchmark(("explain_refused_down" + suffix).c_str(), explain_mix<decltype(policy)>, racks, policy,
+                                             true, true);
             }
         });
     return true;
