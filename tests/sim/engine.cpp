@@ -101,6 +101,20 @@ TEST_CASE("a job's longest wait reason is the answer it got for the longest time
     CHECK(r.jobs[0].longest_wait_reason == errc::ok);
 }
 
+TEST_CASE("the fragmentation samples carry the compaction of their moment") {
+    // j0 (5 GPUs) and j2 (2) share d01, j1 (4) takes d02; after j0 ends at
+    // t=1, 6 GPUs held on both domains would fit one.
+    engine_options options;
+    options.fragmentation_samples = 4;  // t = 0.5, 1.5, 2.5, 3.5
+    const auto r = replay(jobs_of({{0, 0, 5, 0, 1}, {0, 0, 4, 0, 10}, {0, 0, 2, 0, 10}, {0, 4, 1, 0, 1}}), options);
+    REQUIRE(r.fragmentation.size() == 4);
+    CHECK(r.fragmentation[0].t == 0.5);
+    CHECK(r.fragmentation[0].occupied_domains == 2);
+    CHECK(r.fragmentation[0].fewest_domains == 2);  // 11 GPUs
+    CHECK(r.fragmentation[1].occupied_domains == 2);
+    CHECK(r.fragmentation[1].fewest_domains == 1);  // 6 GPUs
+}
+
 TEST_CASE("hand-checked replay under FIFO") {
     const auto r = replay(hand(), {}, fifo{});
     check_job(r, 0, 0, 10);

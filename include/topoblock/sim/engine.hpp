@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/metrics/allocatable.hpp>
 #include <topoblock/metrics/metrics.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -487,7 +488,9 @@ private:
         while (next_sample_ < samples && window_s_ > 0.0) {
             const double at = window_s_ * (static_cast<double>(next_sample_) + 0.5) / static_cast<double>(samples);
             if (at >= t) break;
-            fragmentation_.push_back({at, weighted_external_fragmentation(alloc_, std::span<const topoblock::size_weight>(size_mix_))});
+            const compaction c = compaction_of(alloc_.state());
+            fragmentation_.push_back({at, weighted_external_fragmentation(alloc_, std::span<const topoblock::size_weight>(size_mix_)),
+                                      c.occupied_domains, c.fewest_domains});
             ++next_sample_;
         }
         if (snapshot_.t < 0.0 && snapshot_s_ < t) take_snapshot();

@@ -80,6 +80,10 @@ struct timeline_point {
 struct fragmentation_sample {
     double t = 0.0;
     double value = 0.0;  // weighted external fragmentation, 0..1
+    // Compaction at that moment (metrics/allocatable.hpp): the domains
+    // where running jobs hold GPUs, and the fewest whose GPUs would hold them.
+    std::uint32_t occupied_domains = 0;
+    std::uint32_t fewest_domains = 0;
 };
 
 // Who holds each GPU at one moment, for the occupancy heat map.
