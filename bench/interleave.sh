@@ -4,17 +4,19 @@
 # machine (on a shared VM whole processes run fast or slow at random,
 # docs/performance.md) falls on all of them alike. Prints, per benchmark
 # and binary, the fastest and the median CPU time per iteration (ns) over
-# every round and repetition.
+# every round and repetition. COUNTER=NAME reads that counter (in ns, such as
+# multi_domain_size's place_ns) instead of the CPU time.
 #
 #   bench/interleave.sh FILTER ROUNDS BINARY BINARY...
 #   MIN_TIME=0.2 REPETITIONS=3 bench/interleave.sh '^alloc_release/best-fit/2000$' 6 old/topoblock_bench new/topoblock_bench
+#   COUNTER=place_ns bench/interleave.sh '^multi_domain_size/best-fit/1152/2000$' 6 old/topoblock_bench new/topoblock_bench
 #
 # Keep benchmarks whose iterations differ in kind (alloc_release and
 # multi_domain, say) in separate calls: the medians then mean one thing.
 set -euo pipefail
 
 if [ "$#" -lt 3 ]; then
-    echo "usage: $0 FILTER ROUNDS BINARY BINARY... (env: MIN_TIME, default 0.2; REPETITIONS, default 3)" >&2
+    echo "usage: $0 FILTER ROUNDS BINARY BINARY... (env: MIN_TIME, default 0.2; REPETITIONS, default 3; COUNTER)" >&2
     exit 2
 fi
 filter=$1
@@ -46,15 +48,25 @@ for ((round = 1; round <= rounds; ++round)); do
             tail -n 5 "$run" >&2
             exit 1
         fi
-        # CSV columns: name,iterations,real_time,cpu_time,time_unit,...;
-        # aggregates (_mean, _median, ...) are left out.
-        awk -F, -v binary="$index" '
+        # CSV columns: name,iterations,real_time,cpu_time,time_unit,...,
+        # then the counters by name; aggregates (_mean, _median, ...) are
+        # left out.
+        if ! awk -F, -v binary="$index" -v counter="${COUNTER:-}" '
+                /^name,/ {
+                    column = 0
+                    for (i = 1; i <= NF; ++i) { field = $i; gsub(/"/, "", field); if (field == counter) column = i }
+                    if (counter != "" && column == 0) { print "no counter named " counter > "/dev/stderr"; exit 1 }
+                }
                 /^"/ {
                     name = $1; gsub(/"/, "", name)
                     if (name ~ /_(mean|median|stddev|cv)$/) next
+                    if (column) { printf "%s %d %.6f\n", name, binary, $column; next }
                     scale = $5 == "us" ? 1e3 : $5 == "ms" ? 1e6 : $5 == "s" ? 1e9 : 1
                     printf "%s %d %.6f\n", name, binary, $4 * scale
-                }' "$run" >>"$results"
+                }' "$run" >>"$results"; then
+            echo "$0: '$binary' printed no counter '${COUNTER}' for '$filter'" >&2
+            exit 1
+        fi
     done
 done
 
@@ -83,4 +95,4 @@ sort -k1,1 -k2,2n -k3,3g "$results" | awk -v binaries="$#" '
         times[$2, ++count[$2]] = $3
     }
     END { flush() }'
-echo "(per binary: fastest / median ns of CPU time per iteration)"
+echo "(per binary: fastest / median ns of ${COUNTER:-CPU time} per iteration)"

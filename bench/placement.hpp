@@ -12,10 +12,9 @@
 //
 // Each policy registers its kernels from a file of its own
 // (placement_<policy>.cpp), as a scheduler builds the one policy it uses.
-// The compiler decides what to inline file by file: with all nine policy
-// variants in one file, the same buddy-split code ran about 20% slower
-// and contiguous-block's about 15% slower than each in a file of its own
-// (docs/performance.md, "One file per policy").
+// The compiler decides what to inline file by file: with every policy
+// in one file, the same buddy-split code ran about 20% slower
+// and contiguous-block's about 15% slower than each in a file of its own.
 
 #include "cluster_fixture.hpp"
 

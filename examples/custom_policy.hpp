@@ -1,72 +1,60 @@
 #pragma once
 
+#include <topoblock/policy/toolkit/domain_pick.hpp>
+#include <topoblock/policy/toolkit/place_each_segment.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/policy/toolkit/whole_domains.hpp>
 #include <topoblock/topoblock.hpp>
 
-#include <algorithm>
-#include <bit>
+#include <cstddef>
 #include <cstdint>
-#include <limits>
-#include <numeric>
 #include <string_view>
 #include <vector>
 
-// Packs each job into the fullest NVLink domain that holds it, so that the
-// emptier domains stay whole for large jobs; a job no domain holds takes the
-// domains with the most free first, as few as it can.
+// Packs each job, or each segment of a segmented job, into the fullest NVLink
+// domain that holds it, so that the emptier domains stay whole for large
+// jobs. A job larger than any domain takes wholly free domains.
 struct pack_fullest {
     std::string_view name() const { return "pack-fullest"; }
-    // Segments need a domain per part, which this policy does not do: a
-    // refusal for good (unsupported_request), not a wait.
-    bool supports(const topoblock::request& q) const { return !q.segmented(); }
 
     template <class State>
-    topoblock::errc place(const State& s, const topoblock::request& q, topoblock::placement& out) const {
+    topoblock::errc place(const State& state, const topoblock::request& req, topoblock::placement& out) const {
         using namespace topoblock;
-        const topology& topo = s.topo();
-        const bool whole = q.takes_whole_nodes();
-        // What domain d can give this job now, in the job's units.
-        const auto units_free = [&](domain_id d) -> std::uint64_t {
-            if (q.exclusive_domain ? !s.domain_idle(d) : !s.domain_open(d)) return 0;
-            const domain_counters& c = s.domain(d);
-            if (!whole) return c.free_gpus;
-            return q.what == unit::nodes ? c.free_nodes : std::uint64_t{c.free_nodes} * topo.domain(d).gpus_per_node;
+        const toolkit::request_units<State> units{state, req};
+        // Takes `count` units in domain d, around what earlier segments hold.
+        const auto take = [&](domain_id d, std::uint64_t count) {
+            auto open = toolkit::load_domain(state, out, d);
+            return toolkit::take_units(open, req, static_cast<std::uint32_t>(count), out);
         };
-        // Takes `units` from domain d, lowest nodes and GPUs first.
-        const auto take = [&](domain_id d, std::uint64_t units) {
-            const domain_info& info = topo.domain(d);
-            for (node_id n = info.first_node; n < info.end_node() && units > 0; ++n) {
-                const gpu_mask usable = s.usable_gpus(n);
-                if (whole && usable == s.node_full_mask(n)) {
-                    out.add(n, usable);
-                    units -= std::min<std::uint64_t>(units, q.what == unit::nodes ? 1 : topo.node(n).gpus);
-                } else if (!whole && usable != 0) {
-                    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(units, 64));
-                    const gpu_mask mine = lowest_bits(usable, count);
-                    out.add(n, mine);
-                    units -= static_cast<std::uint64_t>(std::popcount(mine));
+        if (req.part_size() <= units.largest_domain()) {
+            // The units domain d has left for this job: the state's counters,
+            // or a recount where an earlier segment took some.
+            const auto left = [&](domain_id d, bool touched) -> std::uint64_t {
+                if (!touched) return units.free_in(d);
+                const auto open = toolkit::load_domain(state, out, d);
+                std::uint64_t n = 0;
+                for (std::uint32_t i = 0; i < open.node_count; ++i) {
+                    if (!req.takes_whole_nodes()) n += open.open_count(i);
+                    else if (open.wholly_open(i)) n += req.what == unit::nodes ? 1 : open.gpus_per_node;
                 }
-            }
-        };
-        domain_id best = npos32;
-        std::uint64_t best_free = std::numeric_limits<std::uint64_t>::max();
-        for (domain_id d = 0; d < topo.domain_count(); ++d)
-            if (const std::uint64_t f = units_free(d); f >= q.count && f < best_free) best = d, best_free = f;
-        if (best != npos32) return take(best, q.count), errc::ok;
-        // No domain holds it: the most free first, and under locality::require
-        // no more domains than the empty cluster would need.
-        std::vector<domain_id> order(topo.domain_count());
-        std::iota(order.begin(), order.end(), domain_id{0});
-        std::stable_sort(order.begin(), order.end(),
-                         [&](domain_id a, domain_id b) { return units_free(a) > units_free(b); });
-        const std::uint32_t limit = q.where == locality::require
-                                        ? topo.fewest_domains_for(q.count, q.what == unit::nodes)
-                                        : topo.domain_count();
-        std::uint64_t missing = q.count;
-        for (std::uint32_t i = 0; i < order.size() && i < limit && missing > 0; ++i) {
-            const std::uint64_t units = std::min(units_free(order[i]), missing);
-            take(order[i], units);
-            missing -= units;
+                return n;
+            };
+            // The fullest domain that holds a part scores lowest.
+            const auto score = [&](domain_id d, bool touched) {
+                const std::uint64_t n = left(d, touched);
+                return n >= req.part_size() ? n : toolkit::no_fit;
+            };
+            return toolkit::place_each_segment(units, out, score, [&](domain_id d) { take(d, req.part_size()); });
         }
-        return missing == 0 ? errc::ok : errc::fragmented;
+        // Larger than a domain: whole domains, the last one holding the rest.
+        std::vector<domain_id> chosen;
+        if (!toolkit::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
+        std::uint64_t covered = 0;
+        for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
+            toolkit::take_whole_domain(state, chosen[i], out);
+            covered += units.capacity_of(chosen[i]);
+        }
+        take(chosen.back(), req.count - covered);
+        return errc::ok;
     }
 };
