@@ -592,7 +592,8 @@ inline py::dict simulate(const cluster& c, const py::object& workload, const py:
                                      "start_s"_a = o.start_s, "end_s"_a = o.end_s, "wait_s"_a = o.wait_s,
                                      "run_s"_a = o.run_s, "slowdown"_a = o.slowdown, "held_gpus"_a = o.held_gpus,
                                      "domains"_a = o.domains, "min_domains"_a = o.min_domains,
-                                     "failures"_a = o.failures));
+                                     "failures"_a = o.failures,
+                                     "longest_wait_reason"_a = to_string(o.longest_wait_reason)));
             }
         }
         if (timeline)

@@ -63,7 +63,8 @@ inline constexpr std::string_view usage_text =
     "Events on standard input, one per line (docs/place.md):\n"
     "  alloc ID nodes=N [segment=S] [spread-segments] [exclusive=topo]\n"
     "  alloc ID gpus=N [locality=require|prefer|any] [whole-nodes] [exclusive=topo]\n"
-    "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | save FILE | # comment\n";
+    "  hold ID HOSTLIST | release ID | down HOSTLIST | drain HOSTLIST | up HOSTLIST | save FILE | # comment\n"
+    "  explain ID REQUEST (why it would or would not be placed now) | stats (allocatable jobs by size, compaction)\n";
 
 // The options that take a value, and the one that takes none.
 inline constexpr std::array<std::string_view, 6> valued_flags{"--topology",   "--policy",     "--nodes",

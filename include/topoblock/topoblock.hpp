@@ -23,4 +23,6 @@
 #include <topoblock/policy/slurm_block.hpp>
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/allocator/allocator.hpp>
+#include <topoblock/metrics/allocatable.hpp>
 #include <topoblock/metrics/metrics.hpp>
+#include <topoblock/advice/explain.hpp>

@@ -31,17 +31,6 @@ using topoblock::test::rng;
 
 namespace {
 
-request random_request(rng& r, const topology& t) {
-    const std::uint32_t sizes[] = {1, 1, 1, 2, 3, 4, 4, 6, 8, 8, 12, 16, 32, 64, 72};
-    request q = r.chance(20) ? request::nodes(r.chance(80) ? r.between(1, 8) : r.between(1, t.max_domain_nodes() * 3))
-                             : request::gpus(r.chance(85) ? sizes[r.between(0, 14)] : r.between(1, t.max_domain_gpus() * 4));
-    q.whole_nodes = q.what == unit::gpus && r.chance(15);
-    q.where = static_cast<locality>(r.between(0, 2));
-    q.exclusive_domain = r.chance(3);
-    if (r.chance(5)) q = q.with_segment(std::max<std::uint32_t>(1, q.count / r.between(1, 4)), r.chance(50));
-    return q;
-}
-
 // Requests as a Slurm block cluster sees them, weighted towards what
 // slurm-block answers from its summaries: 1-node GPU jobs of every size up
 // to a node, whole-node jobs from one node to several base blocks (and past
@@ -64,7 +53,7 @@ request slurm_request(rng& r, const topology& t) {
 // Half of them jobs of two to eight whole domains' worth of GPUs, for the
 // whole-domain windows of the block policies.
 request multi_domain_request(rng& r, const topology& t) {
-    if (r.chance(50)) return random_request(r, t);
+    if (r.chance(50)) return test::mixed_request(r, t);
     return request::gpus(r.between(t.max_domain_gpus() + 1, t.max_domain_gpus() * 8));
 }
 
@@ -76,7 +65,7 @@ using request_maker = request (*)(rng&, const topology&);
 // the indexed side's summaries with a recount.
 template <class Fast, class Reference>
 void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t seed, std::size_t operations,
-              std::uint32_t allocations = 60, request_maker make = random_request, std::size_t check_every = 4096) {
+              std::uint32_t allocations = 60, request_maker make = test::mixed_request, std::size_t check_every = 4096) {
     CAPTURE(seed);
     // Comparing a policy with itself would prove nothing.
     REQUIRE(std::string_view(naive.name()).ends_with("-reference"));

@@ -75,8 +75,44 @@ TEST_CASE("hand-checked replay under EASY backfill") {
     CHECK(r.totals.makespan_s == 22);
     CHECK(r.jobs[3].wait_s == 3);
     CHECK(r.jobs[4].wait_s == 6);
+    // What each wait was about: j2 found too few GPUs free; j3 and j4
+    // waited their turn (nothing free to backfill, or a run past the
+    // reservation); j0 and j1 never waited.
+    CHECK(r.jobs[0].longest_wait_reason == errc::ok);
+    CHECK(r.jobs[2].longest_wait_reason == errc::insufficient_free);
+    CHECK(r.jobs[3].longest_wait_reason == errc::ok);
+    CHECK(r.jobs[4].longest_wait_reason == errc::ok);
     CHECK(r.policy == "best-fit");
     CHECK(r.queue == "easy");
+}
+
+TEST_CASE("a job's longest wait reason is the answer it got for the longest time") {
+    // j0, j1 leave 2 GPUs free in each domain: j2's 4 GPUs are free in all
+    // but in no one domain (fragmented) until t=10; then j3 (16 GPUs) finds
+    // 8 free while j2 runs (insufficient_free) until t=30, 20 s against the
+    // 9 s it waited behind j2's refusal.
+    const auto r = replay(jobs_of({{0, 0, 6, 0, 10}, {0, 0, 6, 0, 10}, {0, 1, 4, 0, 20}, {0, 1, 16, 0, 1}}));
+    check_job(r, 2, 10, 30);
+    check_job(r, 3, 30, 31);
+    CHECK(r.jobs[2].wait_s == 9);
+    CHECK(r.jobs[2].longest_wait_reason == errc::fragmented);
+    CHECK(r.jobs[3].wait_s == 29);
+    CHECK(r.jobs[3].longest_wait_reason == errc::insufficient_free);
+    CHECK(r.jobs[0].longest_wait_reason == errc::ok);
+}
+
+TEST_CASE("the fragmentation samples carry the compaction of their moment") {
+    // j0 (5 GPUs) and j2 (2) share d01, j1 (4) takes d02; after j0 ends at
+    // t=1, 6 GPUs held on both domains would fit one.
+    engine_options options;
+    options.fragmentation_samples = 4;  // t = 0.5, 1.5, 2.5, 3.5
+    const auto r = replay(jobs_of({{0, 0, 5, 0, 1}, {0, 0, 4, 0, 10}, {0, 0, 2, 0, 10}, {0, 4, 1, 0, 1}}), options);
+    REQUIRE(r.fragmentation.size() == 4);
+    CHECK(r.fragmentation[0].t == 0.5);
+    CHECK(r.fragmentation[0].occupied_domains == 2);
+    CHECK(r.fragmentation[0].fewest_domains == 2);  // 11 GPUs
+    CHECK(r.fragmentation[1].occupied_domains == 2);
+    CHECK(r.fragmentation[1].fewest_domains == 1);  // 6 GPUs
 }
 
 TEST_CASE("hand-checked replay under FIFO") {

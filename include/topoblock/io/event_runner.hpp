@@ -1,12 +1,15 @@
 #pragma once
 
 // The event stream of `topoblock place` (docs/place.md), applied to one
-// allocator: alloc, hold, release, down, drain, up and save lines in; one
-// answer per decision out, as text or as JSON objects.
+// allocator: alloc, hold, release, down, drain, up, save, explain and stats
+// lines in; one answer per decision (and per question) out, as text or as
+// JSON objects.
 
+#include <topoblock/advice/explain.hpp>
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/io/hostlist.hpp>
 #include <topoblock/io/snapshot.hpp>
+#include <topoblock/metrics/allocatable.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/request_text.hpp>
 #include <topoblock/support/error.hpp>
@@ -109,8 +112,10 @@ private:
         if (verb == "drain") return health(w, node_health::drain);
         if (verb == "up") return health(w, node_health::up);
         if (verb == "save") return save(w);
+        if (verb == "explain") return explain_event(w);
+        if (verb == "stats") return stats(w);
         return fail(w[0].column, "unknown event " + topoblock::detail::quoted(verb) +
-                                     " (expected alloc, hold, release, down, drain, up or save)");
+                                     " (expected alloc, hold, release, down, drain, up, save, explain or stats)");
     }
 
     // The ID of `alloc` and `hold`: present, not naming a live job, and in
@@ -255,6 +260,70 @@ private:
         return save_state(std::string(w[1].text), why) || fail(w[1].column, why);
     }
 
+    // "explain ID REQUEST": why the request would or would not be placed
+    // now; the ID only labels the answer (it need not be new, and nothing
+    // is placed).
+    bool explain_event(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), "explain needs an ID");
+        if (json_ && !topoblock::detail::valid_utf8(w[1].text))
+            return fail(w[1].column, "ID " + topoblock::detail::quoted(w[1].text) + " is not UTF-8, which JSON cannot carry");
+        const auto q = parse_request(std::span<const word>(w).subspan(2), after(w[1]));
+        if (!q) return fail(q.error().column, q.error().message);
+        const explanation e = explain(a_, *q, scratch_);
+        const std::string id(w[1].text);
+        if (!json_) {
+            out_ << id << " EXPLAIN " << to_string(e) << '\n';
+            return true;
+        }
+        const toolkit::capacity_view& v = e.view;
+        using topoblock::detail::json_string;
+        out_ << "{\"id\":" << json_string(id) << ",\"state\":\"explain\",\"placeable\":" << (e.placeable() ? "true" : "false")
+             << ",\"reason\":\"" << to_string(e.code) << "\",\"binding\":\"" << to_string(e.binding)
+             << "\",\"message\":" << json_string(to_string(e)) << ",\"unit\":\"" << (e.asked_unit == unit::nodes ? "nodes" : "gpus")
+             << "\",\"asked\":" << e.asked << ",\"part\":" << e.part << ",\"parts\":" << e.parts << ",\"total\":" << e.total
+             << ",\"up\":" << e.up << ",\"free\":" << e.free << ",\"free_gpus\":" << e.free_gpus
+             << ",\"closed_free_gpus\":" << e.closed_free_gpus << ",\"largest_domain\":" << e.largest_domain
+             << ",\"domains_needed\":" << e.domains_needed << ",\"idle_domains\":" << e.idle_domains;
+        if (e.measured)
+            out_ << ",\"view\":{\"unit\":" << json_string(v.unit) << ",\"unit_gpus\":" << v.unit_gpus
+                 << ",\"scope\":" << json_string(v.scope) << ",\"most_is\":" << json_string(v.most_is) << ",\"need\":" << v.need
+                 << ",\"free\":" << v.free << ",\"most\":" << v.most << ",\"holding_now\":" << v.holding_now
+                 << ",\"holding_if_emptied\":" << v.holding_if_emptied << ",\"wholly_free\":" << v.wholly_free
+                 << ",\"scopes\":" << v.scopes << '}';
+        out_ << "}\n";
+        return true;
+    }
+
+    // "stats": the allocatable jobs by size and the compaction, one line
+    // per figure (one JSON object in JSON mode).
+    bool stats(const std::vector<word>& w) {
+        if (w.size() > 1) return fail(w[1].column, "unexpected " + topoblock::detail::quoted(w[1].text));
+        const allocatable_by_size n = allocatable_of(a_.state());
+        const compaction c = compaction_of(a_.state());
+        const auto sizes = [&](const std::vector<std::uint64_t>& jobs, bool json) {
+            for (std::size_t i = 0; i < jobs.size(); ++i) {
+                if (json) out_ << (i ? "," : "") << jobs[i];
+                else out_ << ' ' << i + 1 << '=' << jobs[i];
+            }
+        };
+        if (json_) {
+            out_ << "{\"state\":\"stats\",\"allocatable_gpus\":[";
+            sizes(n.gpus, true);
+            out_ << "],\"allocatable_nodes\":[";
+            sizes(n.nodes, true);
+            out_ << "],\"held_gpus\":" << c.held_gpus << ",\"occupied_domains\":" << c.occupied_domains
+                 << ",\"fewest_domains\":" << c.fewest_domains << "}\n";
+            return true;
+        }
+        out_ << "STATS allocatable-gpus";
+        sizes(n.gpus, false);
+        out_ << "\nSTATS allocatable-nodes";
+        sizes(n.nodes, false);
+        out_ << "\nSTATS compaction held-gpus=" << c.held_gpus << " occupied-domains=" << c.occupied_domains
+             << " fewest-domains=" << c.fewest_domains << '\n';
+        return true;
+    }
+
     allocator_type a_;
     std::ostream& out_;
     std::ostream& err_;
@@ -262,6 +331,7 @@ private:
     std::unordered_map<std::string, allocation_id> live_;
     std::string program_;
     std::uint32_t line_ = 0;
+    placement scratch_;  // explain's dry runs
 };
 
 }  // namespace topoblock::io

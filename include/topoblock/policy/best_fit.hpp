@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/domain_pick.hpp>
 #include <topoblock/policy/toolkit/place_each_segment.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
@@ -66,6 +67,43 @@ struct best_fit {
     // Domains filed by free GPUs / free whole nodes: the open ones with some.
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
+
+    // explain()'s numbers, in GPUs (whole nodes for node requests), read
+    // from the policy's buckets on a cluster of like domains: `most` is the
+    // largest bucket filed, the domains holding a part those filed at or
+    // above it. O(buckets at or above the part x domains / 64), plus a pass
+    // over the domains' counters when nodes not up may leave some domain
+    // too small for the part; O(domains) for exclusive requests and mixed
+    // clusters.
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        const toolkit::request_units<State> units{state, req};
+        const std::uint64_t part = req.part_size();
+        if (req.exclusive_domain || !toolkit::like_domains(topo)) return toolkit::domain_view(state, req);
+        std::uint32_t emptied = toolkit::holding_if_emptied_at_once(units, part);
+        if (emptied == npos32)
+            emptied = toolkit::holding_if_emptied_on_like_domains(state, units.capacity_of(0) >= part, [&](domain_id d) {
+                return toolkit::up_units_in(units, d) >= part;
+            });
+        const bool by_nodes = req.takes_whole_nodes();
+        const bucket_index& index = by_nodes ? by_free_nodes_ : by_free_gpus_;
+        const std::uint64_t per_key = req.what == unit::gpus && req.whole_nodes ? topo.uniform_gpus_per_node() : 1;
+        toolkit::capacity_view view;
+        view.unit = req.what == unit::nodes ? "whole nodes" : req.whole_nodes ? "GPUs of wholly free nodes" : "GPUs";
+        view.need = part;
+        view.free = units.available();
+        const std::uint32_t top = index.previous_key(index.max_key());
+        view.most = top == npos32 ? 0 : top * per_key;
+        const std::uint64_t need_key = (part + per_key - 1) / per_key;
+        if (need_key <= index.max_key())
+            for (std::uint32_t key = index.next_key(static_cast<std::uint32_t>(need_key)); key != npos32; key = index.next_key(key + 1))
+                view.holding_now += index.count(key);
+        view.holding_if_emptied = emptied;
+        view.wholly_free = by_free_nodes_.count(topo.max_domain_nodes());
+        view.scopes = topo.domain_count();
+        return view;
+    }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
     // scratch): the memory benchmark adds them to the state's.

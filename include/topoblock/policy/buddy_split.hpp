@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/domain_pick.hpp>
 #include <topoblock/policy/toolkit/place_each_segment.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
@@ -10,6 +11,7 @@
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/support/bitset.hpp>
+#include <topoblock/topology/health.hpp>
 #include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/support/noinline.hpp>
 #include <topoblock/topology/topology.hpp>
@@ -380,6 +382,50 @@ public:
         return errc::ok;
     }
 
+    // explain()'s numbers in buddies: a part needs a free buddy of its
+    // power-of-two size in one domain, `most` is the largest free buddy (in
+    // GPUs) of the domains the request may use; a domain would hold the part
+    // were its jobs ended when an aligned buddy of that size lies on nodes
+    // that are up. A part larger than every buddy (72 GPUs: 128 > 64) is
+    // held by a wholly free domain of enough GPUs, as place() takes one.
+    // O(domains), and the nodes of domains with some not up.
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        const toolkit::request_units<State> units{state, req};
+        if (!req.exclusive_domain && windows_.kept()) return measure_like_domains(state, req);
+        toolkit::capacity_view view;
+        view.most_is = "the largest free buddy";
+        std::uint64_t fewest = ~std::uint64_t{0};  // GPUs a part needs, over domains
+        const std::uint64_t part = req.part_size();
+        const bool buddies = fits_a_buddy(req, part);
+        view = toolkit::scan_domains(state, view, [&](domain_id d) {
+            const domain_shape info = state.topo().shape(d);
+            const std::uint32_t level = need(state, req, part, d);
+            const std::uint32_t root = detail::root_level(info);
+            const bool allowed = units.allowed(d);
+            toolkit::scope_offer o;
+            if (allowed) {
+                const std::uint64_t levels = levels_[d];
+                o.free = state.domain(d).free_gpus;
+                o.most = levels == 0 ? 0 : std::uint64_t{1} << (std::bit_width(levels) - 1);
+            }
+            if (!buddies) {
+                if (root == detail::no_level || units.capacity_of(d) < part) return o;
+                fewest = std::min(fewest, need_gpus(req, part, info.gpus_per_node));
+                o.holds_now = allowed && toolkit::wholly_free(units, d);
+                o.holds_if_emptied = state.domain(d).up_nodes == info.node_count;
+                return o;
+            }
+            if (level == detail::no_level || root == detail::no_level || level > root) return o;
+            fewest = std::min(fewest, std::uint64_t{1} << level);
+            o.holds_now = allowed && detail::smallest_level_at_least(levels_[d], level) != detail::no_level;
+            o.holds_if_emptied = state.domain(d).up_nodes == info.node_count || up_buddy(state, info, level);
+            return o;
+        });
+        view.need = fewest == ~std::uint64_t{0} ? 0 : fewest;
+        return view;
+    }
+
     // Heap bytes of what the policy keeps besides the state (its indexes and
     // scratch): the memory benchmark adds them to the state's.
     std::size_t memory_bytes() const noexcept {
@@ -455,6 +501,67 @@ public:
     }
 
 private:
+    // measure() on a cluster of like domains, for a request that is not
+    // exclusive, from the level sets: the same numbers without a pass over
+    // the domains. O(levels x domains / 64), plus a pass over the domains'
+    // counters when some node is not up.
+    template <class State>
+    toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        const domain_shape info = topo.shape(0);
+        const std::uint64_t part = req.part_size();
+        const std::uint32_t level = need(state, req, part, 0);
+        const std::uint32_t root = detail::root_level(info);
+        toolkit::capacity_view view;
+        view.most_is = "the largest free buddy";
+        view.free = state.available().gpus;
+        view.scopes = topo.domain_count();
+        view.wholly_free = windows_.wholly_free_count();
+        for (std::size_t l = at_level_.size(); l-- > 0;)
+            if (at_level_[l].find_first() < at_level_[l].size()) {
+                view.most = std::uint64_t{1} << l;
+                break;
+            }
+        if (root == detail::no_level) return view;
+        if (!fits_a_buddy(req, part)) {
+            // A wholly free domain takes the part whole.
+            if (toolkit::request_units<State>{state, req}.capacity_of(0) < part) return view;
+            view.need = need_gpus(req, part, info.gpus_per_node);
+            view.holding_now = view.wholly_free;
+            // Taken whole: a domain with a node not up holds nothing.
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(state, true, [](domain_id) { return false; });
+            return view;
+        }
+        view.need = std::uint64_t{1} << level;
+        view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+            state, true, [&](domain_id d) { return up_buddy(state, topo.shape(d), level); });
+        // Domains with a free buddy at the level or above: the level sets ORed, word by word.
+        const std::size_t words = (std::size_t{topo.domain_count()} + 63) / 64;
+        for (std::size_t w = 0; w < words; ++w) {
+            std::uint64_t any = 0;
+            for (std::size_t l = level; l < at_level_.size(); ++l) any |= at_level_[l].word(w);
+            view.holding_now += static_cast<std::uint32_t>(std::popcount(any));
+        }
+        return view;
+    }
+
+    // Some aligned buddy of 2^level GPUs of the domain lies on nodes that
+    // are all up (roots in order: the aligned chunks below the GPU count
+    // rounded down to the size).
+    template <class State>
+    static bool up_buddy(const State& state, const domain_shape& info, std::uint32_t level) noexcept {
+        const std::uint64_t size = std::uint64_t{1} << level;
+        const std::uint64_t nodes = size >= info.gpus_per_node ? size / info.gpus_per_node : 1;
+        for (std::uint64_t chunk = 0; chunk < info.gpu_count() >> level; ++chunk) {
+            const std::uint64_t first = chunk * size / info.gpus_per_node;
+            bool up = true;
+            for (std::uint64_t i = first; up && i < first + nodes; ++i)
+                up = state.health(info.first_node + static_cast<node_id>(i)) == node_health::up;
+            if (up) return true;
+        }
+        return false;
+    }
+
     // The levels at which domain d has a free buddy, and the level sets.
     template <class State>
     void refile_levels(const State& state, domain_id d) {
@@ -468,6 +575,11 @@ private:
     template <class State>
     static std::uint32_t need(const State& state, const request& req, std::uint64_t count, domain_id d) noexcept {
         return detail::buddy_level(req, count, state.topo().shape(d).gpus_per_node);
+    }
+
+    // The GPUs `count` units of the request are on nodes of `g` GPUs.
+    static std::uint64_t need_gpus(const request& req, std::uint64_t count, std::uint32_t g) noexcept {
+        return req.what == unit::nodes ? count * g : count;
     }
 
     // Some domain of the topology has a buddy large enough.

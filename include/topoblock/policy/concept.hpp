@@ -39,6 +39,10 @@ namespace topoblock {
 // |                                   | built, before attach: empty when the    |
 // |                                   | policy's settings suit the topology,    |
 // |                                   | else what is wrong (create() fails)     |
+// | p.measure(state, req)             | -> toolkit::capacity_view: explain()'s  |
+// |                                   | numbers in the policy's own units       |
+// |                                   | (policy/toolkit/capacity_view.hpp);     |
+// |                                   | without it, GPUs or nodes per domain    |
 // | p.attach(state)                   | once, when the allocator is built       |
 // | p.on_domain_change(state, d)      | after every change to domain d, for     |
 // |                                   | policies that keep their own summaries  |

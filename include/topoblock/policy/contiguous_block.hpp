@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/place_each_segment.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/policy/toolkit/whole_domains.hpp>
@@ -363,6 +364,43 @@ public:
         return errc::ok;
     }
 
+    // explain()'s numbers in sub-blocks: a part needs a run of consecutive
+    // free sub-blocks in one domain (the window place() takes), `most` is
+    // the longest such run, `free` the free sub-blocks of the domains the
+    // request may use. O(domains x free runs).
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        const toolkit::request_units<State> units{state, req};
+        if (!req.exclusive_domain && !key_of_blocks_.empty() && windows_.kept()) return measure_like_domains(state, req);
+        toolkit::capacity_view view;
+        view.unit = "sub-blocks";
+        view.unit_gpus = uniform_block_gpus_;
+        view.most_is = "the longest run";
+        std::uint64_t fewest = ~std::uint64_t{0};  // units a part needs, over domains
+        const std::uint64_t part = req.part_size();
+        view = toolkit::scan_domains(state, view, [&](domain_id d) {
+            const detail::block_layout& l = layouts_[d];
+            const std::uint64_t block = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
+            const std::uint64_t need = need_gpus(state, req, part, d);
+            toolkit::scope_offer o;
+            if (block == 0) return o;
+            fewest = std::min(fewest, (need + block - 1) / block);
+            const auto free = kept<typename State::node_set>(free_block_words_, d);
+            if (free.any() && units.allowed(d)) {
+                o.free = free.count();
+                o.most = (detail::summarize_blocks(l, free).longest_run_gpus + block - 1) / block;
+                o.holds_now = detail::best_window(l, free, need).blocks != 0;
+            }
+            // Every node up: every sub-block would be free.
+            o.holds_if_emptied = state.domain(d).up_nodes == l.node_count()
+                                     ? std::uint64_t{l.node_count()} * l.gpus_per_node >= need
+                                     : holds_on_up_nodes(state, d, need);
+            return o;
+        });
+        view.need = fewest == ~std::uint64_t{0} ? 0 : fewest;
+        return view;
+    }
+
     // Heap bytes of what the policy keeps besides the state (its indexes and
     // scratch): the memory benchmark adds them to the state's.
     std::size_t memory_bytes() const noexcept {
@@ -399,6 +437,57 @@ public:
     }
 
 private:
+    // Domain d's up nodes, were their jobs ended, would hold a run of
+    // sub-blocks of `need` GPUs.
+    template <class State>
+    bool holds_on_up_nodes(const State& state, domain_id d, std::uint64_t need) const {
+        const detail::block_layout& l = layouts_[d];
+        typename State::node_set up;  // the nodes that are up, held or not
+        for (std::size_t w = 0; w < State::node_set::word_count; ++w) {
+            std::uint64_t bits = 0;
+            for (std::uint32_t k = 0; k <= l.gpus_per_node; ++k) bits |= state.nodes_with_unheld(d, k).word(w);
+            up.set_word(w, bits);
+        }
+        return detail::best_window(l, detail::free_blocks_among(up, l), need).blocks != 0;
+    }
+
+    // measure() on domains all cut alike, for a request that is not
+    // exclusive, from the buckets: each filed key gives its domains' free
+    // sub-blocks and longest run, and the wholly free domains (filed
+    // nowhere) all of theirs. O(keys filed x domains / 64), plus a pass
+    // over the domains' counters when some node is not up.
+    template <class State>
+    toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
+        const detail::block_layout& l = layouts_.front();
+        const std::uint64_t block = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
+        const std::uint64_t need = need_gpus(state, req, req.part_size(), 0);
+        const std::uint64_t domain_gpus = std::uint64_t{l.node_count()} * l.gpus_per_node;
+        const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
+        toolkit::capacity_view view;
+        view.unit = "sub-blocks";
+        view.unit_gpus = uniform_block_gpus_;
+        view.most_is = "the longest run";
+        view.need = block == 0 ? 0 : (need + block - 1) / block;
+        view.scopes = state.topo().domain_count();
+        view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+            state, domain_gpus >= need, [&](domain_id d) { return holds_on_up_nodes(state, d, need); });
+        const bucket_index& index = by_blocks_and_run_;
+        for (std::uint32_t key = index.next_key(0); key != npos32; key = index.next_key(key + 1)) {
+            const std::uint32_t domains = index.count(key);
+            const std::uint64_t run_gpus = run_lengths_[key & (row_keys - 1)];
+            view.free += std::uint64_t{domains} * (key >> class_bits_);
+            view.most = std::max(view.most, (run_gpus + block - 1) / block);
+            if (run_gpus >= need) view.holding_now += domains;
+        }
+        view.wholly_free = windows_.wholly_free_count();
+        if (view.wholly_free != 0) {
+            view.free += std::uint64_t{view.wholly_free} * l.count();
+            view.most = std::max<std::uint64_t>(view.most, l.count());
+            if (domain_gpus >= need) view.holding_now += view.wholly_free;
+        }
+        return view;
+    }
+
     // The domain's summary depends only on its free sub-blocks, and they
     // only on its wholly free nodes: most changes (a GPU taken on a partly
     // used node, a node freed beside a busy one of its sub-block) leave them

@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
@@ -95,6 +96,35 @@ struct first_fit {
             ++n;
         }
         return missing == 0 ? errc::ok : errc::insufficient_free;
+    }
+
+    // explain()'s numbers: first-fit ignores domains, so the cluster is its
+    // one scope, and a request fits when the cluster has as many usable GPUs
+    // (wholly usable nodes for node requests, their GPUs for whole-node GPU
+    // requests). O(1), or O(wholly usable nodes) for whole-node GPU
+    // requests on nodes of mixed sizes.
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        toolkit::capacity_view view;
+        view.scope = "cluster";
+        view.unit = req.what == unit::nodes ? "whole nodes" : req.whole_nodes ? "GPUs of wholly free nodes" : "GPUs";
+        view.need = req.count;
+        toolkit::scope_offer o;
+        if (req.what == unit::nodes) {
+            o.free = state.available().nodes;
+        } else if (!req.whole_nodes) {
+            o.free = state.available().gpus;
+        } else if (const std::uint32_t g = state.topo().uniform_gpus_per_node(); g != 0) {
+            o.free = state.available().nodes * g;
+        } else {
+            for (std::size_t n = wholly_usable_.find_first(); n < wholly_usable_.size(); n = wholly_usable_.find_next(n + 1))
+                o.free += state.topo().place(static_cast<node_id>(n)).gpus;
+        }
+        o.most = o.free;
+        o.holds_now = o.free >= req.count;
+        o.holds_if_emptied = (req.what == unit::nodes ? state.up_nodes() : state.up_gpus()) >= req.count;
+        view.add(o);
+        return view;
     }
 
     // Nodes (cluster-wide ids) with usable GPUs / wholly usable, as kept.

@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -92,6 +93,101 @@ public:
     }
 
     std::string_view name() const noexcept { return "slurm-block"; }
+
+    // explain()'s numbers, per base block (a domain): a GPU job of up to a
+    // node's GPUs needs one node with as many usable free GPUs (`most`: the
+    // most on one node of the block); any other job counts wholly free nodes
+    // (a job of more nodes than a base block counts as one block would have
+    // to hold it, though the block rules spread it over a group of base
+    // blocks). O(domains x GPUs per node).
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
+            return measure_like_blocks(state, req);
+        const toolkit::request_units<State> units{state, req};
+        toolkit::capacity_view view;
+        view.scope = "base block";
+        const std::uint64_t part = req.part_size();
+        if (req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node()) {
+            view.unit = "GPUs on one node";
+            view.need = part;
+            return toolkit::scan_domains(state, view, [&](domain_id d) {
+                const auto& c = state.domain(d);
+                const std::uint32_t g = topo.shape(d).gpus_per_node;
+                toolkit::scope_offer o;
+                if (units.allowed(d)) {
+                    o.free = c.free_gpus;
+                    for (std::uint32_t k = g; k > 0 && o.most == 0; --k)
+                        if (state.nodes_with_unheld(d, k).any()) o.most = k;
+                    o.holds_now = o.most >= part;
+                }
+                o.holds_if_emptied = c.up_nodes != 0 && g >= part;
+                return o;
+            });
+        }
+        const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
+        const std::uint64_t nodes = req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
+        view.unit = "whole nodes";
+        view.need = nodes;
+        return toolkit::scan_domains(state, view, [&](domain_id d) {
+            const auto& c = state.domain(d);
+            toolkit::scope_offer o;
+            o.free = units.allowed(d) ? c.free_nodes : 0;
+            o.most = o.free;
+            o.holds_now = o.free >= nodes;
+            o.holds_if_emptied = c.up_nodes >= nodes;
+            return o;
+        });
+    }
+
+    // measure() when every domain is a base block of the same nodes and the
+    // request is not exclusive, from the per-threshold buckets: a block
+    // holds a part when its count at the part's threshold reaches one node
+    // (GPU jobs of up to a node) or the nodes asked; wholly free blocks
+    // (filed apart) hold whatever a block can. O(keys x blocks / 64), plus
+    // a pass over the domains' counters when some node is not up.
+    template <class State>
+    toolkit::capacity_view measure_like_blocks(const State& state, const request& req) const {
+        const topology& topo = state.topo();
+        const std::uint32_t g = topo.uniform_gpus_per_node(), block_nodes = topo.max_domain_nodes();
+        const std::uint64_t part = req.part_size();
+        const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
+        toolkit::capacity_view view;
+        view.scope = "base block";
+        view.scopes = topo.domain_count();
+        view.wholly_free = full;
+        // Blocks filed under `t` with a count of at least `least`.
+        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
+            const bucket_index& index = blocks_by_qualifying_[t];
+            std::uint32_t n = 0;
+            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
+            return n;
+        };
+        if (req.what == unit::gpus && !req.whole_nodes && part <= g) {
+            view.unit = "GPUs on one node";
+            view.need = part;
+            view.free = state.available().gpus;
+            for (std::uint32_t k = g; k > 0 && view.most == 0; --k)
+                if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
+            view.holding_now = (part == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(part), 1)) + full;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, g >= part, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
+            return view;
+        }
+        const std::uint64_t nodes = req.what == unit::nodes ? part : (part + g - 1) / g;
+        view.unit = "whole nodes";
+        view.need = nodes;
+        view.free = state.available().nodes;
+        const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
+        view.most = full != 0 ? block_nodes : top == npos32 ? 0 : top;
+        if (nodes <= block_nodes) {
+            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(nodes, 1))) + full;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, true, [&](domain_id d) { return state.domain(d).up_nodes >= nodes; });
+        }
+        return view;
+    }
 
     // Builds the summaries, which on_domain_change keeps in step.
     template <class State>

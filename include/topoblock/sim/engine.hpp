@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/metrics/allocatable.hpp>
 #include <topoblock/metrics/metrics.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -15,6 +16,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -89,6 +91,7 @@ public:
         outcomes_.resize(n);
         allocation_.resize(n);
         enqueued_at_.assign(n, 0.0);
+        waited_.assign(n, {});
         left_queue_.assign(n, 0);
         const std::uint32_t domain_gpus = alloc_.topo().max_domain_gpus();
         for (std::size_t i = 0; i < n; ++i) outcomes_[i].min_domains = min_domains_for(jobs_[i].gpus, domain_gpus);
@@ -191,10 +194,14 @@ private:
         // Same request, same state (nothing started since): same answer.
         // Saves re-asking the policy for every queued job of one shape.
         const std::uint32_t c = request_class_[j];
-        if (refused_in_change_[c] == change_) return {start_status::waits, outcomes_[j].reason = refused_why_[c]};
+        if (refused_in_change_[c] == change_) {
+            note_wait_reason(j, refused_why_[c]);
+            return {start_status::waits, outcomes_[j].reason = refused_why_[c]};
+        }
         auto id = alloc_.try_allocate(req);
         if (!id) {
             outcomes_[j].reason = id.error();
+            note_wait_reason(j, id.error());
             if (never_placeable(id.error())) {
                 make_unplaceable(j, id.error());
                 return {start_status::never, id.error()};
@@ -233,8 +240,49 @@ private:
     // Jobs leave the queue by a flag; the vector is compacted once a good
     // share of it is gone, so removals cost O(1) amortized, not O(queue).
     void leave_queue(std::uint32_t j) {
+        close_wait(j);
         left_queue_[j] = 1;
         ++gone_;
+    }
+
+    // The time a job waits, split by the policy's answer while it waited
+    // (job_outcome::longest_wait_reason): [0] its turn behind other jobs,
+    // then insufficient_free, fragmented, exceeds_healthy.
+    struct wait_split {
+        std::array<double, 4> by_reason{};
+        double since = 0.0;
+        std::uint8_t now = 0;  // the slot the time since `since` goes to
+    };
+    static std::uint8_t wait_slot(errc why) noexcept {
+        switch (why) {
+            case errc::insufficient_free: return 1;
+            case errc::fragmented: return 2;
+            case errc::exceeds_healthy: return 3;
+            default: return 0;
+        }
+    }
+    void start_wait(std::uint32_t j) noexcept {
+        waited_[j].since = now_;
+        waited_[j].now = 0;
+    }
+    void close_wait(std::uint32_t j) noexcept {
+        wait_split& w = waited_[j];
+        w.by_reason[w.now] += now_ - w.since;
+        w.since = now_;
+    }
+    void note_wait_reason(std::uint32_t j, errc why) noexcept {
+        const std::uint8_t slot = wait_slot(why);
+        if (slot == waited_[j].now) return;
+        close_wait(j);
+        waited_[j].now = slot;
+    }
+    // The slot with the most time, the first among equals.
+    static errc longest_wait(const wait_split& w) noexcept {
+        constexpr errc reasons[] = {errc::ok, errc::insufficient_free, errc::fragmented, errc::exceeds_healthy};
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < w.by_reason.size(); ++i)
+            if (w.by_reason[i] > w.by_reason[best]) best = i;
+        return reasons[best];
     }
 
     // Numbers the distinct requests, so that the memos of refusals (here
@@ -402,6 +450,7 @@ private:
         out.start_s = out.end_s = -1.0;
         out.domains = 0;
         enqueued_at_[j] = now_;
+        start_wait(j);
         compact_queue();  // j's old entry must go before it comes back
         left_queue_[j] = 0;
         queue_.insert(std::lower_bound(queue_.begin(), queue_.end(), j), j);
@@ -411,6 +460,7 @@ private:
         for (; next_arrival_ < jobs_.size() && jobs_[next_arrival_].submit_s <= now_; ++next_arrival_) {
             const auto j = static_cast<std::uint32_t>(next_arrival_);
             enqueued_at_[j] = now_;
+            start_wait(j);
             outcomes_[j].state = job_state::waiting;
             queue_.push_back(j);
         }
@@ -438,7 +488,9 @@ private:
         while (next_sample_ < samples && window_s_ > 0.0) {
             const double at = window_s_ * (static_cast<double>(next_sample_) + 0.5) / static_cast<double>(samples);
             if (at >= t) break;
-            fragmentation_.push_back({at, weighted_external_fragmentation(alloc_, std::span<const topoblock::size_weight>(size_mix_))});
+            const compaction c = compaction_of(alloc_.state());
+            fragmentation_.push_back({at, weighted_external_fragmentation(alloc_, std::span<const topoblock::size_weight>(size_mix_)),
+                                      c.occupied_domains, c.fewest_domains});
             ++next_sample_;
         }
         if (snapshot_.t < 0.0 && snapshot_s_ < t) take_snapshot();
@@ -545,6 +597,10 @@ private:
         s.comm_lost_gpu_hours = comm_lost_gpu_hours_;
         s.failure_lost_gpu_hours = failure_lost_gpu_hours_;
         s.requeues = requeues_;
+        for (std::uint32_t j = 0; j < outcomes_.size(); ++j) {
+            if (outcomes_[j].state == job_state::waiting && left_queue_[j] == 0) close_wait(j);
+            outcomes_[j].longest_wait_reason = longest_wait(waited_[j]);
+        }
         r.jobs = std::move(outcomes_);
         if (!timeline_.empty()) close_step(last_t_);
         r.timeline = std::move(timeline_);
@@ -565,6 +621,7 @@ private:
     std::vector<allocation_id> allocation_;
     std::vector<allocation_id> hit_;  // jobs a node event hit; one buffer for every event
     std::vector<double> enqueued_at_;
+    std::vector<wait_split> waited_;  // per job
     // A byte per job, not std::vector<bool>'s bit: EASY reads it for every
     // candidate of every pass, and the bit's shift and mask were a fifth of a
     // long-queue replay (contiguous-block's Philly).

@@ -54,6 +54,11 @@ struct job_outcome {
     std::uint32_t min_domains = 1;   // the fewest domains the job needs
     std::uint32_t failures = 0;      // attempts cut short by node failures
     double reserved_s = -1.0;        // EASY: the first start time reserved for it as head; -1 = none
+    // The policy's answer over the longest part of the job's time queued
+    // (summed over attempts): insufficient_free, fragmented or
+    // exceeds_healthy; ok when it waited its turn behind other jobs longest,
+    // or never waited.
+    errc longest_wait_reason = errc::ok;
 };
 
 // The cluster between two events (a step function: valid from t to the next
@@ -75,6 +80,10 @@ struct timeline_point {
 struct fragmentation_sample {
     double t = 0.0;
     double value = 0.0;  // weighted external fragmentation, 0..1
+    // Compaction at that moment (metrics/allocatable.hpp): the domains
+    // where running jobs hold GPUs, and the fewest whose GPUs would hold them.
+    std::uint32_t occupied_domains = 0;
+    std::uint32_t fewest_domains = 0;
 };
 
 // Who holds each GPU at one moment, for the occupancy heat map.

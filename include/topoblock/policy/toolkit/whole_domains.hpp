@@ -127,6 +127,8 @@ public:
         for (const auto& one_group : one_group_) total += heap_bytes(one_group);
         return total;
     }
+    // Wholly free, open domains in the cluster. Only when kept().
+    std::uint32_t wholly_free_count() const noexcept { return total_free_; }
     // The lowest wholly free, open domain, or npos32. Only when kept().
     std::uint32_t first_wholly_free() const noexcept {
         const std::size_t d = wholly_free_.find_first();
