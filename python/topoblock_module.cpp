@@ -519,9 +519,10 @@ inline py::dict summary_of(const sim::policy_result& r) {
                     "not_submitted"_a = s.not_submitted, "abandoned"_a = s.abandoned, "conserved"_a = s.conserved,
                     "utilization"_a = s.utilization, "useful_utilization"_a = s.useful_utilization,
                     "idle_held"_a = s.idle_held, "external_fragmentation"_a = s.external_fragmentation,
-                    "wait_p50_s"_a = s.wait_p50_s, "wait_p95_s"_a = s.wait_p95_s, "wait_p99_s"_a = s.wait_p99_s,
+                    "wait_mean_s"_a = s.wait_mean_s, "wait_p50_s"_a = s.wait_p50_s, "wait_p95_s"_a = s.wait_p95_s, "wait_p99_s"_a = s.wait_p99_s,
                     "bounded_slowdown"_a = s.bounded_slowdown, "makespan_s"_a = s.makespan_s,
-                    "split_jobs"_a = s.split_jobs, "split_gpu_hours"_a = s.split_gpu_hours,
+                    "split_jobs"_a = s.split_jobs, "extra_domain_jobs"_a = s.extra_domain_jobs,
+                    "split_gpu_hours"_a = s.split_gpu_hours,
                     "comm_lost_gpu_hours"_a = s.comm_lost_gpu_hours,
                     "failure_lost_gpu_hours"_a = s.failure_lost_gpu_hours, "requeues"_a = s.requeues);
 }
