@@ -169,19 +169,19 @@ inline std::string format_csv(std::span<const policy_result> results, const run_
         "extra_domain_jobs\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
+        const auto text = [&out](std::string_view field) {
+            out += ',';
+            detail::append_csv_text(out, field);
+        };
         detail::append_csv_text(out, r.policy);
-        out += ',';
-        detail::append_csv_text(out, r.queue);
-        out += ',';
-        detail::append_csv_text(out, settings.workload);
-        out += ',';
-        detail::append_csv_text(out, settings.topology);
+        for (const std::string_view field : {std::string_view(r.queue), std::string_view(settings.workload),
+                                             std::string_view(settings.topology)})
+            text(field);
         out += ',';
         detail::append_exact(out, settings.offered_load);
         out += ',';
         detail::append_exact(out, settings.seed);
-        out += ',';
-        detail::append_csv_text(out, settings.locality);
+        text(settings.locality);
         for (const double v : {settings.comm_share, settings.node_mtbf_hours, settings.repair_hours}) {
             out += ',';
             detail::append_exact(out, v);
