@@ -374,27 +374,17 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
     progress.clear();
 
     const std::string queue = s.queue == "fifo" ? "FIFO" : "EASY backfill";
-    const std::string cluster = s.topology + " (" + std::to_string(topo->gpu_count()) + " GPUs in " +
-                                std::to_string(topo->domain_count()) + " NVLink domains)";
-    std::string load = loaded->offered_load > 0.0 ? sim::detail::percent(loaded->offered_load, 0) : "?";
-    if (loaded->realized_load > 0.0) load += " (this draw: " + sim::detail::percent(loaded->realized_load, 0) + ")";
-    // Two lines: the table below fits 100 columns, and so should its title.
-    const std::string title = loaded->description + " at " + load + " offered load\non " + cluster + ", " + queue;
+    const std::string load = sim::load_text(loaded->offered_load, loaded->realized_load);
+    const std::string title =
+        sim::comparison_title(loaded->description, loaded->offered_load, loaded->realized_load, s.topology, *topo, s.queue);
     std::fputs(sim::format_table(results, "topoblock simulate: " + title).c_str(), stdout);
 
     int status = 0;
     for (const auto& r : results)
         if (!r.totals.conserved) status = 1;
     if (!s.csv_path.empty()) {
-        sim::run_settings settings;
-        settings.workload = s.workload;
-        settings.topology = s.topology;
-        settings.offered_load = loaded->offered_load;
-        settings.seed = s.seed;
-        settings.locality = std::string(to_string(s.where));
-        settings.comm_share = s.engine.cost.comm_share;
-        settings.node_mtbf_hours = s.engine.failures.node_mtbf_hours;
-        settings.repair_hours = settings.node_mtbf_hours > 0.0 ? s.engine.failures.repair_hours : 0.0;
+        const sim::run_settings settings = sim::settings_of_run(s.workload, s.topology, loaded->offered_load, s.seed, s.where,
+                                                                s.engine.cost.comm_share, s.engine.failures);
         if (detail::write_text(s.csv_path, sim::format_csv(results, settings)))
             std::printf("\nwrote %s\n", s.csv_path.c_str());
         else

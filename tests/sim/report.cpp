@@ -250,3 +250,21 @@ TEST_CASE("the picture labels both time axes and names the late policy") {
     const std::string svg = render_svg(a.results, topo, {"t", "s", 0.85});
     CHECK(svg.find("best-fit (to ") != std::string::npos);
 }
+
+TEST_CASE("the settings and the title of a run") {
+    failure_model failures;
+    failures.repair_hours = 6.0;
+    auto settings = settings_of_run("helios", "nvl72:2", 0.85, 3, locality::prefer, 0.1, failures);
+    CHECK(settings.locality == "prefer");
+    CHECK(settings.node_mtbf_hours == 0.0);
+    CHECK(settings.repair_hours == 0.0);  // no failures: the repair time changes nothing
+    failures.node_mtbf_hours = 500.0;
+    settings = settings_of_run("helios", "nvl72:2", 0.85, 3, locality::require, 0.1, failures);
+    CHECK(settings.repair_hours == 6.0);
+    CHECK(settings.seed == 3);
+    const topology topo = gb200_nvl72(2);
+    CHECK(comparison_title("w", 0.85, 0.79, "nvl72:2", topo, "fifo") ==
+          "w at 85% (this draw: 79%) offered load\non nvl72:2 (144 GPUs in 2 NVLink domains), FIFO");
+    CHECK(comparison_title("w", 0.0, 0.0, "c", topo, "easy") ==
+          "w at ? offered load\non c (144 GPUs in 2 NVLink domains), EASY backfill");
+}

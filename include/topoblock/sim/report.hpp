@@ -1,5 +1,7 @@
 #pragma once
 
+#include <topoblock/request/request_text.hpp>
+#include <topoblock/sim/failures.hpp>
 #include <topoblock/sim/results.hpp>
 #include <topoblock/sim/svg.hpp>
 #include <topoblock/sim/trace_csv.hpp>
@@ -13,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // The simulator's outputs: a comparison table for people, a CSV for
@@ -136,6 +139,40 @@ struct run_settings {
     double node_mtbf_hours = 0.0;  // 0: no failures
     double repair_hours = 0.0;
 };
+
+// The settings of a replay as the CSV records them: the locality by name,
+// the repair time only when failures are on (it changes nothing otherwise).
+inline run_settings settings_of_run(std::string workload, std::string topology, double offered_load, std::uint64_t seed,
+                                    locality where, double comm_share, const failure_model& failures) {
+    run_settings out;
+    out.workload = std::move(workload);
+    out.topology = std::move(topology);
+    out.offered_load = offered_load;
+    out.seed = seed;
+    out.locality = std::string(to_string(where));
+    out.comm_share = comm_share;
+    out.node_mtbf_hours = failures.node_mtbf_hours;
+    out.repair_hours = failures.node_mtbf_hours > 0.0 ? failures.repair_hours : 0.0;
+    return out;
+}
+
+// "85%", "85% (this draw: 79%)" when a synthetic draw's own load
+// (`realized_load` above 0) differs from the target, "?" for no load.
+inline std::string load_text(double offered_load, double realized_load) {
+    std::string load = offered_load > 0.0 ? detail::percent(offered_load, 0) : "?";
+    if (realized_load > 0.0) load += " (this draw: " + detail::percent(realized_load, 0) + ")";
+    return load;
+}
+
+// The title over the comparison table, as the program and the Python
+// module print it: the workload and its load, then the cluster and the
+// queue ("easy" or "fifo"), on two lines so that it fits over the table.
+inline std::string comparison_title(std::string_view workload, double offered_load, double realized_load,
+                                    std::string_view cluster, const topology& topo, std::string_view queue) {
+    return std::string(workload) + " at " + load_text(offered_load, realized_load) + " offered load\non " + std::string(cluster) + " (" +
+           std::to_string(topo.gpu_count()) + " GPUs in " + std::to_string(topo.domain_count()) + " NVLink domains), " +
+           (queue == "fifo" ? "FIFO" : "EASY backfill");
+}
 
 namespace detail {
 
