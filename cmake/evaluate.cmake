@@ -129,15 +129,6 @@ function(_best name column out)
   set(${out} "${_top}" PARENT_SCOPE)
 endfunction()
 
-# _share_text(<hundredths> <out>): 0, 0.05, 0.1, 0.2 (as --comm-share takes it).
-function(_share_text hundredths out)
-  math(EXPR _micro "${hundredths} * 10000")
-  _fixed(${_micro} 2 _t)
-  string(REGEX REPLACE "0$" "" _t "${_t}")
-  string(REGEX REPLACE "\\.0$" "" _t "${_t}")
-  set(${out} "${_t}" PARENT_SCOPE)
-endfunction()
-
 # ---- the runs --------------------------------------------------------------
 set(_loads 70 85 95)
 set(_helios "${TRACES}/helios_dirlab15k.csv")

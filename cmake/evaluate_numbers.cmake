@@ -80,6 +80,15 @@ function(_pct micro out)
   set(${out} "${_t}%" PARENT_SCOPE)
 endfunction()
 
+# _share_text(<hundredths> <out>): 0, 0.05, 0.1, 0.2 (as --comm-share takes it).
+function(_share_text hundredths out)
+  math(EXPR _micro "${hundredths} * 10000")
+  _fixed(${_micro} 2 _t)
+  string(REGEX REPLACE "0$" "" _t "${_t}")
+  string(REGEX REPLACE "\\.0$" "" _t "${_t}")
+  set(${out} "${_t}" PARENT_SCOPE)
+endfunction()
+
 # _dur(<seconds micro> <out>): 45 s, 12.5 min, 3.2 h, 4.1 d (as the table).
 function(_dur micro out)
   if(micro LESS 60000000)
