@@ -312,7 +312,10 @@ endif()
 _say("## Synthetic mixes\n\n"
   "${_mix_jobs} jobs of each built-in mix (docs/simulate.md@SC@ `helios` and `philly` are calibrated on "
   "the traces' size and duration mix, `llm` is an assumed large-model cluster with jobs of up to "
-  "1,024 GPUs) on ${_mix_racks} racks (${_mix_gpus} GPUs), seed 1.\n\n")
+  "1,024 GPUs) on ${_mix_racks} racks (${_mix_gpus} GPUs), seed 1. The load named is the target the "
+  "arrival rate is set for@SC@ with heavy-tailed run times one draw offers less or more (the program's "
+  "title prints the draw's own), and utilization is measured while jobs arrive, so a mix whose long "
+  "jobs run past the last arrival reads below its target under every policy.\n\n")
 foreach(_mix helios philly llm)
   _say("### ${_mix} mix\n\n")
   _lead(${_mix}_mix_95 _lead_text)
