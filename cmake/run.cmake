@@ -17,32 +17,8 @@ if(TOPOBLOCK_RUN_PRINT_ARGS)
   return()
 endif()
 
-find_program(_make make)
-find_program(_ninja ninja)
-if(NOT _make AND NOT _ninja)
-  # Debian's cmake only recommends make; a minimal install may lack it.
-  find_program(_apt apt-get)
-  if(NOT _apt)
-    message(FATAL_ERROR "topoblock needs make (or ninja) to build; install it")
-  endif()
-  message(STATUS "Installing make with apt-get")
-  execute_process(COMMAND apt-get install -y -q make RESULT_VARIABLE _rc)
-  if(NOT _rc EQUAL 0)
-    execute_process(COMMAND apt-get update -q)
-    execute_process(COMMAND apt-get install -y -q make COMMAND_ERROR_IS_FATAL ANY)
-  endif()
-endif()
-
-message(STATUS "Building the topoblock program (release preset, about a minute the first time)")
-execute_process(COMMAND "${CMAKE_COMMAND}" --preset release
-  WORKING_DIRECTORY "${_source_dir}" OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
-execute_process(COMMAND "${CMAKE_COMMAND}" --build --preset release --target topoblock_cli
-  WORKING_DIRECTORY "${_source_dir}" OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
-
-set(_program "${_source_dir}/build/release/examples/topoblock")
-if(NOT EXISTS "${_program}")
-  message(FATAL_ERROR "the build did not produce ${_program}")
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/build_program.cmake")
+topoblock_build_program(_program)
 separate_arguments(_args UNIX_COMMAND "${ARGS}")
 execute_process(COMMAND "${_program}" simulate --svg "${_source_dir}/topoblock-comparison.svg" ${_args}
   WORKING_DIRECTORY "${_source_dir}"

@@ -512,16 +512,22 @@ struct simulate_args {
     sim::engine_options engine;
 };
 
-inline py::dict summary_of(const sim::policy_result& r) {
+// A policy's row of `topoblock simulate --csv`: the run's settings, then
+// its figures.
+inline py::dict summary_of(const sim::policy_result& r, const sim::run_settings& run) {
     const sim::summary& s = r.totals;
-    return py::dict("policy"_a = r.policy, "queue"_a = r.queue, "jobs"_a = s.jobs, "completed"_a = s.completed,
+    return py::dict("policy"_a = r.policy, "queue"_a = r.queue, "workload"_a = run.workload, "topology"_a = run.topology,
+                    "offered_load"_a = run.offered_load, "seed"_a = run.seed, "locality"_a = run.locality,
+                    "comm_share"_a = run.comm_share, "node_mtbf_hours"_a = run.node_mtbf_hours,
+                    "repair_hours"_a = run.repair_hours, "jobs"_a = s.jobs, "completed"_a = s.completed,
                     "running"_a = s.running, "waiting"_a = s.waiting, "unplaceable"_a = s.unplaceable,
                     "not_submitted"_a = s.not_submitted, "abandoned"_a = s.abandoned, "conserved"_a = s.conserved,
                     "utilization"_a = s.utilization, "useful_utilization"_a = s.useful_utilization,
                     "idle_held"_a = s.idle_held, "external_fragmentation"_a = s.external_fragmentation,
-                    "wait_p50_s"_a = s.wait_p50_s, "wait_p95_s"_a = s.wait_p95_s, "wait_p99_s"_a = s.wait_p99_s,
+                    "wait_mean_s"_a = s.wait_mean_s, "wait_p50_s"_a = s.wait_p50_s, "wait_p95_s"_a = s.wait_p95_s, "wait_p99_s"_a = s.wait_p99_s,
                     "bounded_slowdown"_a = s.bounded_slowdown, "makespan_s"_a = s.makespan_s,
-                    "split_jobs"_a = s.split_jobs, "split_gpu_hours"_a = s.split_gpu_hours,
+                    "split_jobs"_a = s.split_jobs, "extra_domain_jobs"_a = s.extra_domain_jobs,
+                    "split_gpu_hours"_a = s.split_gpu_hours,
                     "comm_lost_gpu_hours"_a = s.comm_lost_gpu_hours,
                     "failure_lost_gpu_hours"_a = s.failure_lost_gpu_hours, "requeues"_a = s.requeues);
 }
@@ -541,10 +547,12 @@ inline py::dict simulate(const cluster& c, const py::object& workload, const py:
 
     // The workload, as `topoblock simulate` loads it for a mix or a trace.
     sim::loaded_workload loaded;
+    std::string workload_name = "python jobs";  // the CSV's workload column
     py::list bad_rows;
     if (py::isinstance<py::str>(workload) || py::hasattr(workload, "__fspath__")) {
         sim::workload_source source;
         source.name = path_of(workload, "workload");
+        workload_name = source.name;
         source.jobs = a.jobs;
         source.load = a.load;
         source.seed = a.seed;
@@ -579,9 +587,11 @@ inline py::dict simulate(const cluster& c, const py::object& workload, const py:
     }
     if (results.size() != names.size()) raise_invalid("a policy could not be built on this topology");
 
+    const sim::run_settings run = sim::settings_of_run(workload_name, c.source, loaded.offered_load, a.seed, a.where,
+                                                       a.engine.cost.comm_share, a.engine.failures);
     py::list summaries, jobs, points;
     for (const auto& r : results) {
-        summaries.append(summary_of(r));
+        summaries.append(summary_of(r, run));
         if (job_records) {
             for (std::size_t i = 0; i < r.jobs.size(); ++i) {
                 const sim::job& j = loaded.jobs.jobs[i];
@@ -602,12 +612,8 @@ inline py::dict simulate(const cluster& c, const py::object& workload, const py:
                                        "requested"_a = p.requested, "healthy"_a = p.healthy, "useful"_a = p.useful));
     }
     // The program's title, so that the table reads as `topoblock simulate` prints it.
-    std::string load = loaded.offered_load > 0.0 ? sim::detail::percent(loaded.offered_load, 0) : "?";
-    if (loaded.realized_load > 0.0) load += " (this draw: " + sim::detail::percent(loaded.realized_load, 0) + ")";
-    const std::string title = loaded.description + " at " + load + " offered load on " + c.source + " (" +
-                              std::to_string(c.topo.gpu_count()) + " GPUs in " +
-                              std::to_string(c.topo.domain_count()) + " NVLink domains), " +
-                              (a.queue == "fifo" ? "FIFO" : "EASY backfill");
+    const std::string title =
+        sim::comparison_title(loaded.description, loaded.offered_load, loaded.realized_load, c.source, c.topo, a.queue);
     py::dict out("workload"_a = loaded.description, "offered_load"_a = loaded.offered_load,
                  "realized_load"_a = loaded.realized_load, "summary"_a = summaries, "jobs"_a = jobs,
                  "timeline"_a = points, "bad_rows"_a = bad_rows,

@@ -49,6 +49,7 @@ struct simulate_settings {
     std::string workload = "helios";
     std::size_t jobs = 20000;                 // synthetic workloads only
     std::optional<double> load;               // synthetic: 0.85 when unset; trace: rescale when set
+    std::optional<double> small_share;        // synthetic: share of jobs under 8 GPUs
     std::string policies = "all";
     std::string queue = "easy";
     std::uint64_t seed = 1;
@@ -78,6 +79,8 @@ inline void simulate_usage(std::FILE* to) {
         "  --jobs N               jobs of a synthetic workload (default 20000)\n"
         "  --load X               offered load (default 0.85 for synthetic mixes; for a trace,\n"
         "                         rescales its arrival times to reach X; unset keeps them)\n"
+        "  --small-share X        synthetic mixes: reweight so a share X (0 to 1) of the jobs ask\n"
+        "                         for fewer than 8 GPUs (default: the mix's own)\n"
         "  --policy all|LIST      comma-separated policy names (default all)\n"
         "  --queue easy|fifo      queue discipline (default easy: EASY backfill)\n"
         "  --seed N               seed of the synthetic workload and the failures (default 1)\n"
@@ -111,6 +114,7 @@ inline expected<sim::loaded_workload, error> load_workload(const simulate_settin
     source.jobs = s.jobs;
     source.load = s.load;
     source.seed = s.seed;
+    source.small_share = s.small_share;
     source.load_name = "--load";
     auto out = sim::load_workload(source, topo.gpu_count());
     if (!out) return out;
@@ -131,8 +135,8 @@ inline bool stderr_is_terminal() {
 }
 
 // The options that take a value; --no-stretch and --help take none.
-inline constexpr std::array<std::string_view, 19> simulate_valued_flags{
-    "--topology",    "--workload",    "--jobs",           "--load",         "--policy",       "--queue",  "--seed",
+inline constexpr std::array<std::string_view, 20> simulate_valued_flags{
+    "--topology",    "--workload",    "--jobs",           "--load",         "--small-share",  "--policy", "--queue",  "--seed",
     "--until",       "--snapshot",    "--locality",       "--block-gpus",   "--comm-share",   "--nvlink-gbps",
     "--ib-gbps",     "--node-mtbf-hours", "--repair-hours", "--max-requeues", "--csv",         "--svg"};
 
@@ -190,6 +194,10 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             if (!x || *x <= 0.0)
                 return refuse("a number above 0 and at most 1000, e.g. 0.85", x ? number_problem::too_small : x.error());
             s.load = *x;
+        } else if (flag == "--small-share") {
+            const auto x = parse_real(value, 0.0, 1.0);
+            if (!x) return refuse("a number from 0 to 1", x.error());
+            s.small_share = *x;
         } else if (flag == "--until" || flag == "--snapshot") {
             const auto t = parse_duration(value);
             if (!t) return refuse("a time >= 0: 3600, 90m, 12h, 7d", t.error());
@@ -236,6 +244,8 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
 inline std::string unused_option(const simulate_settings& s, const std::vector<std::string>& policies, bool trace) {
     const bool failures = s.engine.failures.node_mtbf_hours > 0.0;
     if (trace && s.was_given("--jobs")) return "--jobs applies to synthetic workloads (helios, philly, llm), not to a trace";
+    if (trace && s.was_given("--small-share"))
+        return "--small-share applies to synthetic workloads (helios, philly, llm), not to a trace";
     if (trace && !failures && s.was_given("--seed"))
         return "--seed applies to synthetic workloads and to failures (--node-mtbf-hours), not to a trace replayed without them";
     for (const std::string_view flag : {"--repair-hours", "--max-requeues"})
@@ -364,18 +374,18 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
     progress.clear();
 
     const std::string queue = s.queue == "fifo" ? "FIFO" : "EASY backfill";
-    const std::string cluster = s.topology + " (" + std::to_string(topo->gpu_count()) + " GPUs in " +
-                                std::to_string(topo->domain_count()) + " NVLink domains)";
-    std::string load = loaded->offered_load > 0.0 ? sim::detail::percent(loaded->offered_load, 0) : "?";
-    if (loaded->realized_load > 0.0) load += " (this draw: " + sim::detail::percent(loaded->realized_load, 0) + ")";
-    const std::string title = loaded->description + " at " + load + " offered load on " + cluster + ", " + queue;
+    const std::string load = sim::load_text(loaded->offered_load, loaded->realized_load);
+    const std::string title =
+        sim::comparison_title(loaded->description, loaded->offered_load, loaded->realized_load, s.topology, *topo, s.queue);
     std::fputs(sim::format_table(results, "topoblock simulate: " + title).c_str(), stdout);
 
     int status = 0;
     for (const auto& r : results)
         if (!r.totals.conserved) status = 1;
     if (!s.csv_path.empty()) {
-        if (detail::write_text(s.csv_path, sim::format_csv(results)))
+        const sim::run_settings settings = sim::settings_of_run(s.workload, s.topology, loaded->offered_load, s.seed, s.where,
+                                                                s.engine.cost.comm_share, s.engine.failures);
+        if (detail::write_text(s.csv_path, sim::format_csv(results, settings)))
             std::printf("\nwrote %s\n", s.csv_path.c_str());
         else
             std::fprintf(stderr, "topoblock simulate: cannot write '%s'\n", s.csv_path.c_str()), status = 1;
@@ -383,8 +393,17 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
     if (!s.svg_path.empty()) {
         sim::svg_options picture;
         picture.title = "Placement policies on " + s.topology + ": " + loaded->description;
-        picture.subtitle = "at " + load + " offered load, " + queue + ", seed " + std::to_string(s.seed) +
-                           "; topoblock simulate";
+        // The seed, where it draws anything: a synthetic mix, or failures.
+        const bool seeded = !loaded->trace || s.engine.failures.node_mtbf_hours > 0.0;
+        picture.subtitle = "at " + load + " offered load, " + queue + (seeded ? ", seed " + std::to_string(s.seed) : "") +
+                           ", communication share " + sim::detail::fixed_notation(s.engine.cost.comm_share, 2);
+        if (s.engine.failures.node_mtbf_hours > 0.0)
+            picture.subtitle += ", node MTBF " + sim::detail::fixed_notation(s.engine.failures.node_mtbf_hours, 0) +
+                                " h, repair " + sim::detail::fixed_notation(s.engine.failures.repair_hours, 1) +
+                                " h, at most " + std::to_string(s.engine.max_requeues) + " requeues";
+        else
+            picture.subtitle += ", no node failures";
+        picture.subtitle += "; topoblock simulate";
         picture.offered_load = loaded->offered_load;
         if (detail::write_text(s.svg_path, sim::render_svg(results, *topo, picture))) {
             std::error_code ec;

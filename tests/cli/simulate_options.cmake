@@ -9,10 +9,10 @@ topoblock_run(NAME "values in range" ARGS simulate --jobs 100000000 --load 0.5 -
   --node-mtbf-hours 1 --repair-hours 0 --node-mtbf-hours 0 --help STATUS 0 OUT_HAS "usage: topoblock simulate")
 topoblock_run(NAME "the edges of each range" ARGS simulate --seed 18446744073709551615 --load 1000 --comm-share 1
   --nvlink-gbps 1e6 --ib-gbps 0.001 --node-mtbf-hours 1e9 --repair-hours 1e9 --max-requeues 4294967295 --until 0
-  --load=0.5 --jobs=7 --svg=- --help STATUS 0)
+  --load=0.5 --jobs=7 --svg=- --small-share 1 --small-share=0 --help STATUS 0)
 
 # (option, a value just past its range)
-set(options --jobs 100000001 --seed 18446744073709551616 --load 1001 --until 1e308d --snapshot 1e308d
+set(options --jobs 100000001 --seed 18446744073709551616 --load 1001 --small-share 1.5 --until 1e308d --snapshot 1e308d
   --block-gpus 4294967296 --comm-share 1.5 --nvlink-gbps 1e7 --ib-gbps 1e7 --node-mtbf-hours 2e9 --repair-hours 2e9
   --max-requeues 4294967296)
 while(options)
@@ -64,6 +64,11 @@ topoblock_run(NAME "--snapshot without a picture" ARGS simulate ${run} --jobs 5 
   ERR_HAS "--snapshot sets the picture's moment")
 topoblock_run(NAME "--load on a trace submitted at one moment" ARGS simulate ${run} --workload "${WORK}/once.csv" --load 0.5
   STATUS 2 ERR_HAS "--load does not apply: every job is submitted at the same moment")
+topoblock_run(NAME "--small-share with a trace" ARGS simulate ${run} --workload "${WORK}/t.csv" --small-share 0.3 STATUS 2
+  ERR_HAS "--small-share applies to synthetic workloads")
+topoblock_run(NAME "--small-share on a mix" ARGS simulate ${run} --workload llm --jobs 50 --small-share 0.3 STATUS 0
+  OUT_HAS "llm-like synthetic mix, 50 jobs, 30% under 8 GPUs")
+topoblock_run(NAME "--small-share 1 on a mix of large jobs" ARGS simulate ${run} --workload llm --jobs 50 --small-share 1 STATUS 0)
 topoblock_run(NAME "--load on a trace" ARGS simulate ${run} --workload "${WORK}/t.csv" --load 0.5 STATUS 0
   OUT_HAS "at 50% offered load")
 # A policy named twice runs once, and the program says so.

@@ -42,10 +42,29 @@ execute_process(COMMAND "${TOPOBLOCK}" simulate --topology nvl72:1 --workload "$
 if(NOT _rc EQUAL 0 OR NOT _err MATCHES "line 3" OR NOT _out MATCHES "best-fit")
   message(FATAL_ERROR "trace replay: rc ${_rc}\n${_out}\n${_err}")
 endif()
-# The 200-GPU job is larger than one rack: unplaceable, reported.
-if(NOT _out MATCHES "best-fit[^\n]* 1 +1\n")
-  message(FATAL_ERROR "expected 1 done and 1 unplaceable:\n${_out}")
+# The 200-GPU job is larger than one rack: unplaceable, reported (the
+# table's last column); the CSV has 1 completed, 1 unplaceable, and the
+# run's settings on the row.
+if(NOT _out MATCHES "best-fit[^\n]* 1\n")
+  message(FATAL_ERROR "expected 1 unplaceable:\n${_out}")
 endif()
+execute_process(COMMAND "${TOPOBLOCK}" simulate --topology nvl72:1 --workload "${WORK}/t.csv" --svg - --policy best-fit
+  --csv "${WORK}/t-out.csv" OUTPUT_QUIET ERROR_QUIET RESULT_VARIABLE _rc)
+file(READ "${WORK}/t-out.csv" _csv)
+if(NOT _rc EQUAL 0 OR NOT _csv MATCHES "\nbest-fit,easy,${WORK}/t.csv,nvl72:1,[0-9.e-]+,1,require,0.1,0,0,2,1,0,0,1,0,true,")
+  message(FATAL_ERROR "trace replay CSV: rc ${_rc}\n${_csv}")
+endif()
+
+# The table, from its header line on, fits 100 columns.
+string(FIND "${_out_a}" "\npolicy " _at)
+string(SUBSTRING "${_out_a}" ${_at} -1 _table)
+string(REPLACE "\n" ";" _lines "${_table}")
+foreach(_line IN LISTS _lines)
+  string(LENGTH "${_line}" _n)
+  if(_n GREATER 100)
+    message(FATAL_ERROR "a line of ${_n} columns:\n${_line}")
+  endif()
+endforeach()
 
 foreach(_bad "--policy;no-such" "--topology;nvl99:2" "--workload;${WORK}/missing.csv" "--load;-1" "--bogus;1" "--queue;lifo")
   execute_process(COMMAND "${TOPOBLOCK}" simulate ${_bad} --svg - OUTPUT_QUIET ERROR_VARIABLE _err RESULT_VARIABLE _rc)

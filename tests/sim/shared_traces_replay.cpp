@@ -2,6 +2,8 @@
 #include <topoblock/sim/trace_csv.hpp>
 #include <topoblock/topoblock.hpp>
 
+#include "../shared_traces.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -13,14 +15,11 @@ using namespace topoblock::sim;
 
 namespace {
 
-// Replays a shared trace under first-fit and best-fit (EASY); skips cleanly
-// when ../shared/traces is absent (a user's clone).
+// Replays a shared trace under first-fit and best-fit (EASY); reports
+// itself skipped when ../shared/traces is absent (a user's clone).
 void replay_shared(const std::string& file, std::uint32_t racks) {
-    const std::string path = std::string(TOPOBLOCK_SHARED_TRACES_DIR) + "/" + file;
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: " << path << " is absent");
-        return;
-    }
+    const std::string path = test::shared_trace(file).string();
+    if (!test::shared_trace_present(path)) return;
     auto read = read_trace_csv_file(path);
     REQUIRE(read.has_value());
     CHECK(read->bad_rows.empty());

@@ -41,6 +41,17 @@ const readme_row helios_readme{{55.0, 5.0, 6.1, 22.3, 5.4, 3.3, 1.8, 1.0},
 const readme_row philly_readme{{79.8, 2.5, 6.0, 9.8, 1.6, 0.2, 0.0, 0.0},
                                {29.8, 2.6, 13.2, 47.9, 5.7, 0.8, 0.0, 0.0}};
 
+// Share of the mix's job weight below 8 GPUs.
+double expected_small(const synthetic_mix& mix) {
+    double small = 0.0, all = 0.0;
+    for (const auto& c : mix.classes)
+        for (const auto& s : c.sizes) {
+            all += s.weight;
+            if (s.gpus < small_job_below_gpus) small += s.weight;
+        }
+    return small / all;
+}
+
 }  // namespace
 
 TEST_CASE("find_mix knows the three presets") {
@@ -171,4 +182,46 @@ TEST_CASE("a long workload offers the target load and the preset's size mix") {
             CHECK(std::abs(got[c] - expected[c].jobs) < 0.003);
         }
     }
+}
+
+TEST_CASE("with_small_share sets the share of jobs under 8 GPUs and keeps the rest of the mix") {
+    for (const auto& base : {helios_mix(), philly_mix(), llm_mix()}) {
+        CAPTURE(base.name);
+        for (const double share : {0.0, 0.1, 0.3, 0.5, 0.9}) {
+            CAPTURE(share);
+            const auto mix = with_small_share(base, share);
+            REQUIRE(mix.has_value());
+            // Against the definition: the weights of the small sizes over all.
+            double small = 0.0, all = 0.0;
+            for (const auto& c : mix->classes)
+                for (const auto& s : c.sizes) {
+                    all += s.weight;
+                    if (s.gpus < small_job_below_gpus) small += s.weight;
+                }
+            CHECK(small / all == doctest::Approx(share));
+            CHECK(expected_small(*mix) == doctest::Approx(share));
+            // Within each part the ratios of the base mix stay.
+            const auto& b0 = base.classes.front().sizes.front();
+            const auto& m0 = mix->classes.front().sizes.front();
+            const auto& bl = base.classes.back().sizes.back();
+            const auto& ml = mix->classes.back().sizes.back();
+            if (share > 0.0 && share < 1.0 && b0.gpus < 8 && bl.gpus >= 8)
+                CHECK((m0.weight / ml.weight) / (b0.weight / bl.weight) ==
+                      doctest::Approx((share / (1 - share)) * (1 - expected_small(base)) / expected_small(base)));
+            // And a draw shows it.
+            const auto w = generate(*mix, {.jobs = 20000, .cluster_gpus = 864 * 4, .seed = 3});
+            std::size_t drawn = 0;
+            for (const auto& j : w.jobs) drawn += j.gpus < small_job_below_gpus;
+            CHECK(std::abs(static_cast<double>(drawn) / 20000.0 - share) < 0.02);
+        }
+    }
+    // Shares outside [0, 1] and parts the mix lacks are refused.
+    CHECK(!with_small_share(helios_mix(), -0.1));
+    CHECK(!with_small_share(helios_mix(), 1.5));
+    CHECK(!with_small_share(helios_mix(), std::nan("")));
+    synthetic_mix big{"big", {{"64", {{64, 1}}, {0.0, 1.0, 100.0}}}};
+    CHECK(!with_small_share(big, 0.2));
+    CHECK(with_small_share(big, 0.0).has_value());
+    CHECK(with_small_share(big, 1.0, 128).has_value());
+    CHECK(!with_small_share(big, 0.5, 128));
 }

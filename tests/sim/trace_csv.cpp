@@ -1,6 +1,7 @@
 #include <topoblock/sim/trace_csv.hpp>
 
 #include "../scratch_file.hpp"
+#include "../shared_traces.hpp"
 
 #include <doctest/doctest.h>
 
@@ -187,11 +188,8 @@ TEST_CASE("a Philly-size trace of 82,000 rows reads completely") {
 }
 
 TEST_CASE("the shared Helios and Philly traces read without a bad row") {
-    const std::filesystem::path dir = TOPOBLOCK_SHARED_TRACES_DIR;
-    if (!std::filesystem::exists(dir)) {
-        MESSAGE("skipped: " << dir.string() << " is absent");
-        return;
-    }
+    const std::filesystem::path dir = topoblock::test::shared_trace();
+    if (!topoblock::test::shared_trace_present(dir)) return;
     struct expectation {
         std::string file;
         std::size_t jobs;

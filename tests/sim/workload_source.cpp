@@ -114,4 +114,29 @@ TEST_CASE("workload source: refusals name what was wrong") {
 
     s.name = "no-such-mix-or-file.csv";
     CHECK(load_error(s, 16).find("no-such-mix-or-file.csv") != std::string::npos);
+
+    // The small-job share: synthetic mixes only, from 0 to 1.
+    s.name = burst.string();
+    s.load = std::nullopt;
+    s.small_share = 0.3;
+    CHECK(load_error(s, 16).find("the small-job share applies to synthetic mixes") != std::string::npos);
+    s.name = "llm";
+    s.small_share = 1.5;
+    CHECK(load_error(s, 16).find("the small-job share must be from 0 to 1") != std::string::npos);
+}
+
+TEST_CASE("workload source: a small-job share reweights the mix and says so") {
+    workload_source s;
+    s.name = "llm";
+    s.jobs = 4000;
+    s.small_share = 0.6;
+    const auto loaded = load_ok(s, 72 * 16);
+    CHECK(loaded.description == "llm-like synthetic mix, 4000 jobs, 60% under 8 GPUs");
+    std::size_t small = 0;
+    for (const auto& j : loaded.jobs.jobs) small += j.gpus < 8;
+    CHECK(std::abs(static_cast<double>(small) / 4000.0 - 0.6) < 0.03);
+    s.small_share = std::nullopt;
+    small = 0;
+    for (const auto& j : load_ok(s, 72 * 16).jobs.jobs) small += j.gpus < 8;
+    CHECK(static_cast<double>(small) / 4000.0 < 0.3);  // the llm mix's own: 14/99 of its jobs
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <topoblock/request/request_text.hpp>
+#include <topoblock/sim/failures.hpp>
 #include <topoblock/sim/results.hpp>
 #include <topoblock/sim/svg.hpp>
 #include <topoblock/sim/trace_csv.hpp>
@@ -13,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // The simulator's outputs: a comparison table for people, a CSV for
@@ -56,7 +59,9 @@ inline std::string pad(std::string text, std::size_t width, bool left) {
 }  // namespace detail
 
 // The comparison table: one row per policy, then a line per policy whose
-// books do not balance (there should be none).
+// books do not balance (there should be none). Its columns are the figures
+// readers compare, and fit 100 columns with policy names of up to 20
+// characters; the CSV holds every figure.
 inline std::string format_table(std::span<const policy_result> results, std::string_view title = {}) {
     struct column {
         std::string_view name;
@@ -65,22 +70,15 @@ inline std::string format_table(std::span<const policy_result> results, std::str
     using detail::fixed;
     using detail::human_duration;
     using detail::percent;
-    static constexpr std::array<column, 16> columns{{
+    static constexpr std::array<column, 9> columns{{
         {"policy", [](const policy_result& r) { return r.policy; }},
-        {"util", [](const policy_result& r) { return percent(r.totals.utilization); }},
         {"useful", [](const policy_result& r) { return percent(r.totals.useful_utilization); }},
-        {"idle-held", [](const policy_result& r) { return percent(r.totals.idle_held); }},
+        {"held", [](const policy_result& r) { return percent(r.totals.utilization); }},
         {"ext-frag", [](const policy_result& r) { return percent(r.totals.external_fragmentation); }},
-        {"wait-p50", [](const policy_result& r) { return human_duration(r.totals.wait_p50_s); }},
+        {"wait-mean", [](const policy_result& r) { return human_duration(r.totals.wait_mean_s); }},
         {"wait-p95", [](const policy_result& r) { return human_duration(r.totals.wait_p95_s); }},
-        {"wait-p99", [](const policy_result& r) { return human_duration(r.totals.wait_p99_s); }},
         {"bsld", [](const policy_result& r) { return fixed(r.totals.bounded_slowdown, 1); }},
-        {"makespan", [](const policy_result& r) { return human_duration(r.totals.makespan_s); }},
         {"split-jobs", [](const policy_result& r) { return percent(r.totals.split_jobs); }},
-        {"split-GPUh", [](const policy_result& r) { return percent(r.totals.split_gpu_hours); }},
-        {"comm-lost-GPUh", [](const policy_result& r) { return detail::short_count(r.totals.comm_lost_gpu_hours); }},
-        {"requeued", [](const policy_result& r) { return std::to_string(r.totals.requeues); }},
-        {"done", [](const policy_result& r) { return std::to_string(r.totals.completed); }},
         {"unplaceable", [](const policy_result& r) { return std::to_string(r.totals.unplaceable); }},
     }};
     std::vector<std::vector<std::string>> cells;
@@ -105,16 +103,17 @@ inline std::string format_table(std::span<const policy_result> results, std::str
     };
     line([&](std::size_t c) { return columns[c].name; });
     for (const auto& row : cells) line([&](std::size_t c) { return std::string_view(row[c]); });
-    out += "\nutil: GPUs held / healthy GPUs while jobs arrive; useful: the same, less the time jobs lose to\n"
-           "slow cross-domain traffic and rounding; idle-held: held beyond the ask (rounding);\n"
-           "ext-frag: free GPUs the job mix cannot use; bsld: bounded slowdown (tau 10 s);\n"
-           "split: jobs on more NVLink domains than they need, and their share of GPU-hours;\n"
-           "comm-lost-GPUh: GPU-hours added by cross-domain traffic (docs/simulate.md).\n";
+    out += "\nuseful: GPU time doing the jobs' work / healthy GPU time while jobs arrive (rounding and\n"
+           "slow cross-domain traffic removed); held: GPUs held, rounding included; ext-frag: free\n"
+           "GPUs the job mix cannot use; wait: time queued; bsld: bounded slowdown (tau 10 s);\n"
+           "split-jobs: jobs that fit in one NVLink domain but were placed on more. Every figure,\n"
+           "and more, is in the CSV (--csv; docs/simulate.md).\n";
     for (const auto& r : results)
         if (r.totals.abandoned != 0)
             out += "NOTE " + r.policy + ": " + std::to_string(r.totals.abandoned) +
-                   " jobs given up: cut short by node failures more often than the requeue limit allows, or\n"
-                   "  kept from starting by failures once nothing else ran (docs/simulate.md, \"Failures\")\n";
+                   " jobs given up: cut short by node failures more often than\n"
+                   "  the requeue limit allows, or kept from starting by failures once nothing else ran\n"
+                   "  (docs/simulate.md, \"Failures\")\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
         if (s.conserved) continue;
@@ -126,17 +125,104 @@ inline std::string format_table(std::span<const policy_result> results, std::str
     return out;
 }
 
+// The settings of one run, written on every CSV row so that the rows of
+// many runs (a grid of loads and seeds run as separate processes) can be
+// concatenated and still say where each came from. Empty text and zeros
+// when the caller does not say.
+struct run_settings {
+    std::string workload;        // mix name or trace path
+    std::string topology;        // as given
+    double offered_load = 0.0;   // the target, or a trace's own
+    std::uint64_t seed = 0;
+    std::string locality;        // require, prefer, any
+    double comm_share = 0.0;
+    double node_mtbf_hours = 0.0;  // 0: no failures
+    double repair_hours = 0.0;
+};
+
+// The settings of a replay as the CSV records them: the locality by name,
+// the repair time only when failures are on (it changes nothing otherwise).
+inline run_settings settings_of_run(std::string workload, std::string topology, double offered_load, std::uint64_t seed,
+                                    locality where, double comm_share, const failure_model& failures) {
+    run_settings out;
+    out.workload = std::move(workload);
+    out.topology = std::move(topology);
+    out.offered_load = offered_load;
+    out.seed = seed;
+    out.locality = std::string(to_string(where));
+    out.comm_share = comm_share;
+    out.node_mtbf_hours = failures.node_mtbf_hours;
+    out.repair_hours = failures.node_mtbf_hours > 0.0 ? failures.repair_hours : 0.0;
+    return out;
+}
+
+// "85%", "85% (this draw: 79%)" when a synthetic draw's own load
+// (`realized_load` above 0) differs from the target, "?" for no load.
+inline std::string load_text(double offered_load, double realized_load) {
+    std::string load = offered_load > 0.0 ? detail::percent(offered_load, 0) : "?";
+    if (realized_load > 0.0) load += " (this draw: " + detail::percent(realized_load, 0) + ")";
+    return load;
+}
+
+// The title over the comparison table, as the program and the Python
+// module print it: the workload and its load, then the cluster and the
+// queue ("easy" or "fifo"), on two lines so that it fits over the table.
+inline std::string comparison_title(std::string_view workload, double offered_load, double realized_load,
+                                    std::string_view cluster, const topology& topo, std::string_view queue) {
+    return std::string(workload) + " at " + load_text(offered_load, realized_load) + " offered load\non " + std::string(cluster) + " (" +
+           std::to_string(topo.gpu_count()) + " GPUs in " + std::to_string(topo.domain_count()) + " NVLink domains), " +
+           (queue == "fifo" ? "FIFO" : "EASY backfill");
+}
+
+namespace detail {
+
+// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a
+// line break.
+inline void append_csv_text(std::string& out, std::string_view text) {
+    if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out += text;
+        return;
+    }
+    out += '"';
+    for (const char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+}
+
+}  // namespace detail
+
 // One header line, then one row per policy; numbers exact (shortest text
 // that reads back as the same double), shares as fractions, times in seconds.
-inline std::string format_csv(std::span<const policy_result> results) {
+// The run's settings follow the policy and queue on every row.
+inline std::string format_csv(std::span<const policy_result> results, const run_settings& settings = {}) {
     std::string out =
-        "policy,queue,jobs,completed,running,waiting,unplaceable,not_submitted,conserved,utilization,"
+        "policy,queue,workload,topology,offered_load,seed,locality,comm_share,node_mtbf_hours,repair_hours,"
+        "jobs,completed,running,waiting,unplaceable,not_submitted,conserved,utilization,"
         "useful_utilization,idle_held,"
         "external_fragmentation,wait_p50_s,wait_p95_s,wait_p99_s,bounded_slowdown,makespan_s,split_jobs,"
-        "split_gpu_hours,comm_lost_gpu_hours,failure_lost_gpu_hours,requeues,abandoned\n";
+        "split_gpu_hours,comm_lost_gpu_hours,failure_lost_gpu_hours,requeues,abandoned,wait_mean_s,"
+        "extra_domain_jobs\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
-        out += r.policy + ',' + r.queue;
+        const auto text = [&out](std::string_view field) {
+            out += ',';
+            detail::append_csv_text(out, field);
+        };
+        detail::append_csv_text(out, r.policy);
+        for (const std::string_view field : {std::string_view(r.queue), std::string_view(settings.workload),
+                                             std::string_view(settings.topology)})
+            text(field);
+        out += ',';
+        detail::append_exact(out, settings.offered_load);
+        out += ',';
+        detail::append_exact(out, settings.seed);
+        text(settings.locality);
+        for (const double v : {settings.comm_share, settings.node_mtbf_hours, settings.repair_hours}) {
+            out += ',';
+            detail::append_exact(out, v);
+        }
         for (const std::size_t n : {s.jobs, s.completed, s.running, s.waiting, s.unplaceable, s.not_submitted}) {
             out += ',';
             detail::append_exact(out, std::uint64_t{n});
@@ -152,6 +238,10 @@ inline std::string format_csv(std::span<const policy_result> results) {
         detail::append_exact(out, std::uint64_t{s.requeues});
         out += ',';
         detail::append_exact(out, std::uint64_t{s.abandoned});
+        for (const double v : {s.wait_mean_s, s.extra_domain_jobs}) {
+            out += ',';
+            detail::append_exact(out, v);
+        }
         out += '\n';
     }
     return out;
@@ -203,6 +293,21 @@ struct chart_box {
     double x, y, width, height;
 };
 
+// The end of the pictures' time axis: the longest makespan within 1.25
+// times the median makespan (the lower median), so that a single policy
+// running far longer than the others does not set the scale.
+inline double time_axis_end(std::span<const policy_result> results) {
+    std::vector<double> makespans;
+    for (const auto& r : results) makespans.push_back(r.totals.makespan_s);
+    if (makespans.empty()) return 0.0;
+    std::sort(makespans.begin(), makespans.end());
+    const double limit = 1.25 * makespans[(makespans.size() - 1) / 2];
+    double end = 0.0;
+    for (const double m : makespans)
+        if (m <= limit) end = m;
+    return end;
+}
+
 }  // namespace detail
 
 // The comparison as a picture: utilization over time per policy, a row of
@@ -229,7 +334,7 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
     const double bar_h = 16.0;
     const double bars_height = 40.0 + static_cast<double>(results.size()) * (bar_h + 6.0);
     const double frag_top = bars_top + bars_height + 50.0, frag_height = 110.0;
-    const double maps_top = frag_top + frag_height + 80.0;
+    const double maps_top = frag_top + frag_height + 100.0;
     const double height = maps_top + 40.0 + static_cast<double>(map_rows) * (map_height + 20.0) + 20.0;
 
     svg_document doc(width, height);
@@ -238,8 +343,11 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
     if (!options.subtitle.empty()) doc.text({margin, 56}, options.subtitle, {13, grey});
 
     // ---- utilization over time --------------------------------------------
-    double end = 0.0;
-    for (const auto& r : results) end = std::max(end, r.totals.makespan_s);
+    // The time axis ends at the longest makespan within 1.25 times the
+    // median one: one policy that runs far longer (starved by failures, say)
+    // does not squeeze every other curve into the first pixels. Its curve is
+    // cut at the axis's end and its legend says when it ended.
+    const double end = detail::time_axis_end(results);
     const bool days = end >= 3 * 86400.0;
     const double unit = days ? 86400.0 : 3600.0;
     const detail::chart_box u{margin, util_top, width - 2 * margin, util_height};
@@ -252,20 +360,25 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
         doc.line({u.x, y}, {u.x + u.width, y}, {.stroke = rule});
         doc.text({u.x - 8, y + 4}, std::to_string(pct) + "%", {11, grey, text_anchor::end});
     }
-    const double span = end > 0.0 ? end / unit : 1.0;
-    const double step = span <= 10 ? 1 : span <= 30 ? 5 : span <= 120 ? 10 : std::ceil(span / 100.0) * 10;
-    for (double t = 0; t <= span + 1e-9; t += step) {
-        const double x = u.x + u.width * t / span;
-        doc.line({x, u.y + u.height}, {x, u.y + u.height + 5}, {.stroke = grey});
-        doc.text({x, u.y + u.height + 18}, fixed(t, 0), {11, grey, text_anchor::middle});
-    }
-    doc.text({u.x + u.width / 2, u.y + u.height + 36}, days ? "time (days)" : "time (hours)", {12, grey, text_anchor::middle});
+    // Ticks and labels of the time axis under a chart.
+    const auto time_axis = [&](const detail::chart_box& box) {
+        const double span = end > 0.0 ? end / unit : 1.0;
+        const double step = span <= 10 ? 1 : span <= 30 ? 5 : span <= 120 ? 10 : std::ceil(span / 100.0) * 10;
+        for (double t = 0; t <= span + 1e-9; t += step) {
+            const double x = box.x + box.width * t / span;
+            doc.line({x, box.y + box.height}, {x, box.y + box.height + 5}, {.stroke = grey});
+            doc.text({x, box.y + box.height + 18}, fixed(t, 0), {11, grey, text_anchor::middle});
+        }
+        doc.text({box.x + box.width / 2, box.y + box.height + 34}, days ? "time (days)" : "time (hours)",
+                 {12, grey, text_anchor::middle});
+    };
+    time_axis(u);
     if (options.offered_load > 0.0) {
         const double y = u.y + u.height * (1.0 - std::min(options.offered_load, 1.0));
         for (double x = u.x; x < u.x + u.width; x += 12) doc.line({x, y}, {std::min(x + 6, u.x + u.width), y}, {.stroke = grey});
         doc.text({u.x + u.width - 4, y - 5}, "offered load " + detail::percent(options.offered_load, 0), {11, grey, text_anchor::end});
     }
-    if (!results.empty() && results.front().snapshot.t >= 0.0 && end > 0.0) {
+    if (!results.empty() && results.front().snapshot.t >= 0.0 && results.front().snapshot.t <= end && end > 0.0) {
         const double x = u.x + u.width * results.front().snapshot.t / end;
         doc.line({x, u.y}, {x, u.y + u.height}, {.stroke = alert, .stroke_width = 1.5});
         doc.text({x + 4, u.y + u.height - 6}, "moment of the heat maps", {11, alert});
@@ -276,7 +389,7 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
         for (std::size_t b = 0; b < values.size(); ++b) {
             // Each bin is drawn at its centre, and only while this policy still ran.
             const double t = end * (static_cast<double>(b) + 0.5) / static_cast<double>(values.size());
-            if (t > r.totals.makespan_s) break;
+            if (t > r.totals.makespan_s || t > end) break;
             line.push_back({u.x + u.width * t / end, u.y + u.height * (1.0 - values[b])});
         }
         return line;
@@ -293,7 +406,8 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
         doc.end_group();
         const double lx = u.x + static_cast<double>(p) * 170.0;
         doc.line({lx, u.y - 44}, {lx + 24, u.y - 44}, {.stroke = categorical(p), .stroke_width = 3.0});
-        doc.text({lx + 30, u.y - 40}, r.policy, {13, ink});
+        doc.text({lx + 30, u.y - 40}, r.totals.makespan_s > end ? r.policy + " (to " + detail::human_duration(r.totals.makespan_s) + ")" : r.policy,
+                 {13, ink});
     }
 
     // ---- bar charts -------------------------------------------------------
@@ -305,7 +419,7 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
     const std::array<metric, 4> metrics{{
         {"Useful utilization (higher is better)", [](const summary& s) { return s.useful_utilization; },
          [](double v) { return detail::percent(v); }},
-        {"Jobs split across domains (lower is better)", [](const summary& s) { return s.split_jobs; },
+        {"One-domain jobs split (lower is better)", [](const summary& s) { return s.split_jobs; },
          [](double v) { return detail::percent(v); }},
         {"p95 wait (lower is better)", [](const summary& s) { return s.wait_p95_s; },
          [](double v) { return detail::human_duration(v); }},
@@ -348,9 +462,11 @@ inline std::string render_svg(std::span<const policy_result> results, const topo
     for (std::size_t p = 0; p < results.size() && end > 0.0; ++p) {
         std::vector<point> line;
         for (const auto& sample : results[p].fragmentation)
-            line.push_back({f.x + f.width * sample.t / end, f.y + f.height * (1.0 - sample.value / frag_max)});
+            if (sample.t <= end)
+                line.push_back({f.x + f.width * sample.t / end, f.y + f.height * (1.0 - sample.value / frag_max)});
         doc.polyline(line, {.stroke = categorical(p), .stroke_width = 2.0});
     }
+    time_axis(f);
 
     // ---- occupancy heat maps ----------------------------------------------
     const double snapshot_t = results.empty() ? -1.0 : results.front().snapshot.t;

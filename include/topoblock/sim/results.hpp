@@ -109,11 +109,18 @@ struct summary {
     double idle_held = 0.0;        // GPUs held beyond the ask (rounding) / healthy GPUs
     double external_fragmentation = 0.0;  // mean of the samples
     // Over jobs that started:
+    double wait_mean_s = 0.0;
     double wait_p50_s = 0.0, wait_p95_s = 0.0, wait_p99_s = 0.0;
     double bounded_slowdown = 0.0;  // mean over completed jobs, tau = 10 s
     double makespan_s = 0.0;        // last completion (or the stop time)
-    double split_jobs = 0.0;        // share of started jobs on more domains than needed
-    double split_gpu_hours = 0.0;   // their share of started jobs' GPU-hours
+    // Of the started jobs that fit in one domain, the share placed on more
+    // than one: the figure that compares topology awareness.
+    double split_jobs = 0.0;
+    // Of the started jobs too large for one domain, the share placed on
+    // more domains than the fewest they need.
+    double extra_domain_jobs = 0.0;
+    // Both kinds together: their share of started jobs' GPU-hours.
+    double split_gpu_hours = 0.0;
     double comm_lost_gpu_hours = 0.0;     // extra GPU-hours from the communication cost
     double failure_lost_gpu_hours = 0.0;  // GPU-hours of attempts cut by failures
     std::uint64_t requeues = 0;           // attempts cut by failures
@@ -152,8 +159,8 @@ void summarize_jobs(const std::vector<job_outcome>& jobs, GpusOf&& gpus_of, summ
     s.jobs = jobs.size();
     s.completed = s.running = s.waiting = s.unplaceable = s.not_submitted = s.abandoned = 0;
     std::vector<double> waits;
-    double slowdowns = 0.0, gpu_hours = 0.0, split_gpu_hours = 0.0;
-    std::size_t started = 0, split = 0;
+    double slowdowns = 0.0, gpu_hours = 0.0, split_gpu_hours = 0.0, wait_sum = 0.0;
+    std::size_t one_domain = 0, split = 0, multi_domain = 0, extra_domain = 0;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const auto& j = jobs[i];
         switch (j.state) {
@@ -165,23 +172,33 @@ void summarize_jobs(const std::vector<job_outcome>& jobs, GpusOf&& gpus_of, summ
             case job_state::abandoned: ++s.abandoned; break;
         }
         if (j.state != job_state::running && j.state != job_state::completed) continue;
-        ++started;
         waits.push_back(j.wait_s);
+        wait_sum += j.wait_s;
         const double hours = static_cast<double>(gpus_of(i)) * j.run_s / 3600.0;
         gpu_hours += hours;
-        if (j.domains > j.min_domains) {
-            ++split;
-            split_gpu_hours += hours;
+        const bool spread = j.domains > j.min_domains;
+        if (j.min_domains <= 1) {
+            ++one_domain;
+            split += spread;
+        } else {
+            ++multi_domain;
+            extra_domain += spread;
         }
+        if (spread) split_gpu_hours += hours;
         if (j.state == job_state::completed)
             slowdowns += std::max(1.0, (j.wait_s + j.run_s) / std::max(j.run_s, bounded_slowdown_tau_s));
     }
     s.conserved = s.completed + s.running + s.waiting + s.unplaceable + s.not_submitted + s.abandoned == s.jobs;
+    s.wait_mean_s = waits.empty() ? 0.0 : wait_sum / static_cast<double>(waits.size());
     s.wait_p50_s = percentile(waits, 50.0);
     s.wait_p95_s = percentile(waits, 95.0);
     s.wait_p99_s = percentile(waits, 99.0);
     s.bounded_slowdown = s.completed != 0 ? slowdowns / static_cast<double>(s.completed) : 0.0;
-    s.split_jobs = started != 0 ? static_cast<double>(split) / static_cast<double>(started) : 0.0;
+    const auto share = [](std::size_t part, std::size_t whole) {
+        return whole != 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+    };
+    s.split_jobs = share(split, one_domain);
+    s.extra_domain_jobs = share(extra_domain, multi_domain);
     s.split_gpu_hours = gpu_hours > 0.0 ? split_gpu_hours / gpu_hours : 0.0;
 }
 

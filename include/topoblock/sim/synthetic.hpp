@@ -232,6 +232,27 @@ inline synthetic_mix llm_mix() {
             }};
 }
 
+// Jobs of fewer GPUs than this are "small" for with_small_share: below the
+// 8-GPU sub-block that block policies round them up to.
+inline constexpr std::uint32_t small_job_below_gpus = 8;
+
+// The mix with its small jobs (fewer than `below_gpus` GPUs) reweighted to
+// be `share` (0 to 1) of the jobs and the other sizes the rest, the weights
+// within each part kept, durations unchanged: the same mix with more or
+// fewer small jobs. nullopt when the share is outside [0, 1] or asks for a
+// part the mix has no size in (small jobs from a mix without any, say).
+inline std::optional<synthetic_mix> with_small_share(synthetic_mix mix, double share,
+                                                     std::uint32_t below_gpus = small_job_below_gpus) {
+    if (!(share >= 0.0 && share <= 1.0)) return std::nullopt;
+    double small = 0.0, other = 0.0;
+    for (const auto& c : mix.classes)
+        for (const auto& s : c.sizes) (s.gpus < below_gpus ? small : other) += s.weight;
+    if ((share > 0.0 && !(small > 0.0)) || (share < 1.0 && !(other > 0.0))) return std::nullopt;
+    for (auto& c : mix.classes)
+        for (auto& s : c.sizes) s.weight = s.gpus < below_gpus ? s.weight / small * share : s.weight / other * (1.0 - share);
+    return mix;
+}
+
 // "philly", "helios" or "llm"; nullopt for any other name.
 inline std::optional<synthetic_mix> find_mix(std::string_view name) {
     if (name == "philly") return philly_mix();

@@ -41,6 +41,9 @@ struct workload_source {
     // Above 0, at most max_offered_load.
     std::optional<double> load;
     std::uint64_t seed = 1;       // synthetic mixes only
+    // Synthetic mixes only: reweight the mix so this share (0 to 1) of its
+    // jobs is small (with_small_share); unset keeps the mix.
+    std::optional<double> small_share;
     // What errors call the load: the option or argument that set it.
     std::string load_name = "the load";
 };
@@ -70,6 +73,13 @@ inline expected<loaded_workload, error> load_workload(const workload_source& sou
         if (source.jobs < 1 || source.jobs > max_synthetic_jobs)
             return unexpected(make_error("a synthetic mix takes from 1 to " + std::to_string(max_synthetic_jobs) +
                                          " jobs, not " + std::to_string(source.jobs)));
+        if (source.small_share) {
+            auto reweighted = with_small_share(*mix, *source.small_share);
+            if (!reweighted)
+                return unexpected(make_error("the small-job share must be from 0 to 1 and ask only for job sizes the " +
+                                             source.name + " mix has"));
+            mix = std::move(reweighted);
+        }
         generate_options g;
         g.jobs = source.jobs;
         g.offered_load = source.load.value_or(default_offered_load);
@@ -78,10 +88,16 @@ inline expected<loaded_workload, error> load_workload(const workload_source& sou
         out.jobs = generate(*mix, g);
         out.offered_load = g.offered_load;
         out.description = source.name + "-like synthetic mix, " + std::to_string(out.jobs.jobs.size()) + " jobs";
+        if (source.small_share)
+            out.description += ", " + std::to_string(static_cast<int>(std::lround(100.0 * *source.small_share))) +
+                               "% under " + std::to_string(small_job_below_gpus) + " GPUs";
         // Heavy-tailed run times make one draw's load differ from the target.
         out.realized_load = offered_load(out.jobs, cluster_gpus);
         return out;
     }
+    if (source.small_share)
+        return unexpected(make_error("the small-job share applies to synthetic mixes (helios, philly, llm), not to the trace " +
+                                     source.name));
     auto read = read_trace_csv_file(source.name);
     if (!read) return unexpected(std::move(read).error());
     out.trace = true;
