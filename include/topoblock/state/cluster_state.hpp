@@ -154,6 +154,9 @@ public:
     std::uint64_t healthy_gpus() const noexcept { return healthy_gpus_; }
     std::uint64_t held_gpus() const noexcept { return held_gpus_; }
     std::uint64_t held_gpus_on_down_nodes() const noexcept { return held_on_down_; }
+    // Unheld GPUs of up nodes, in closed domains too (available() counts
+    // only open ones).
+    std::uint64_t unheld_up_gpus() const noexcept { return unheld_up_gpus_; }
     std::uint64_t requested_gpus() const noexcept { return requested_gpus_; }
 
     // ---- allocations -------------------------------------------------------
@@ -537,6 +540,9 @@ public:
             }
         }
         if (!(available == available_)) return "available totals are wrong";
+        std::uint64_t unheld_up = 0;
+        for (domain_id d = 0; d < topo_.domain_count(); ++d) unheld_up += domains_[d].free_gpus;
+        if (unheld_up != unheld_up_gpus_) return "unheld GPU total is wrong";
         for (std::size_t l = 0; l < groups.size(); ++l) {
             for (group_id g = 0; g < groups[l].size(); ++g)
                 if (!(groups[l][g] == group_free_[l][g])) return "group totals are wrong";
@@ -552,6 +558,7 @@ private:
     struct cluster_change {
         free_capacity available;
         std::uint64_t held = 0;
+        std::uint64_t unheld_up = 0;
     };
     // Odd generations are live. Freed slots form a list through next_free;
     // a retired slot's next_free is retired_mark.
@@ -603,6 +610,7 @@ private:
         c.up_gpus += static_cast<std::uint32_t>(signed_amount(place.gpus));
         c.up_nodes += static_cast<std::uint32_t>(signed_amount(1));
         c.free_gpus += static_cast<std::uint32_t>(signed_amount(free));
+        unheld_up_gpus_ += signed_amount(free);
         c.free_nodes += static_cast<std::uint32_t>(signed_amount(whole));
         up_gpus_ += signed_amount(place.gpus);
         up_nodes_ += signed_amount(1);
@@ -631,6 +639,7 @@ private:
             const std::uint64_t freed_nodes = std::uint64_t{after == full} - std::uint64_t{before == full};
             c.free_gpus += static_cast<std::uint32_t>(freed);
             c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
+            totals_change.unheld_up += freed;
             const std::uint32_t free_before = count_bits(before);
             move_between_counts(info, free_before, Taking ? free_before - n : free_before + n);
             if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
@@ -692,6 +701,7 @@ private:
             c.free_gpus = c.free_nodes = 0;
             c.held_gpus = gpus;
             totals_change.held += gpus;
+            totals_change.unheld_up += minus(gpus);
             add_to_totals(totals_change.available, d, minus(gpus), minus(shape.node_count));
             idle_domains_.reset(d);
             node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
@@ -774,6 +784,7 @@ private:
         c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
         c.held_gpus -= static_cast<std::uint32_t>(freed);
         totals_change.held -= freed;
+        totals_change.unheld_up += freed;
         if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
         if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
         node_set& from = Taking ? wholly_unheld : wholly_held;
@@ -860,6 +871,7 @@ private:
         available_.gpus += change.available.gpus;
         available_.nodes += change.available.nodes;
         held_gpus_ += change.held;
+        unheld_up_gpus_ += change.unheld_up;
     }
     // Domain d was just closed (sign -1: its first exclusive holder) or
     // opened (+1: its last one left).
@@ -972,6 +984,7 @@ private:
     std::uint64_t up_nodes_ = 0;
     std::uint64_t healthy_gpus_ = 0;
     std::uint64_t held_gpus_ = 0;
+    std::uint64_t unheld_up_gpus_ = 0;  // unheld GPUs of up nodes, open domains or not
     std::uint64_t held_on_down_ = 0;
     std::uint64_t requested_gpus_ = 0;
     std::vector<std::vector<slot>> slot_chunks_;
