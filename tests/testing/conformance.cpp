@@ -167,6 +167,11 @@ TEST_CASE("every built-in policy passes the conformance harness") {
     SUBCASE("contiguous-block, 8-GPU blocks") { passes_everywhere(contiguous_block{8}, true); }
     SUBCASE("contiguous-block, 4-GPU blocks") { passes_everywhere(contiguous_block{4}, true); }
     SUBCASE("buddy-split") { passes_everywhere(buddy_split{}, true); }
+    SUBCASE("frag-aware, learned mix") { passes_everywhere(fragmentation_aware{}, true); }
+    SUBCASE("frag-aware, given mix") {
+        const std::vector<size_share> mix{{1, 4.0}, {8, 2.0}, {64, 1.0}};
+        passes_everywhere(fragmentation_aware(mix), true);
+    }
     // These two document rules of their own for jobs larger than one node's
     // worth of free GPUs (docs/policies.md): the harness checks everything
     // but locality.
