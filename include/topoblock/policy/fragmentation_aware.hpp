@@ -11,6 +11,7 @@
 #include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -61,7 +62,7 @@ public:
         const std::uint32_t s = clamp(gpus);
         if (s == 0 || w == 0) return;
         weight_[s] += w;
-        for (std::size_t f = s; f < value_.size(); ++f) value_[f] += w * (f / s);
+        add_to_values(s, w);
     }
     // One job of `gpus` GPUs placed: its weight, and the decay. O(D), and
     // O(D^2) once in `halving_jobs` jobs.
@@ -89,8 +90,19 @@ public:
 
 private:
     std::uint32_t clamp(std::uint32_t gpus) const noexcept { return gpus < weight_.size() ? gpus : largest(); }
-    void rebuild() {
-        for (std::size_t f = 0; f < value_.size(); ++f) value_[f] = value_of(f);
+    // value(f) += w x floor(f / s) for every f, a run of s entries per
+    // quotient (no division: this runs for every job placed).
+    void add_to_values(std::size_t s, std::uint64_t w) noexcept {
+        std::uint64_t step = w;
+        for (std::size_t run = s; run < value_.size(); run += s, step += w) {
+            const std::size_t end = std::min(run + s, value_.size());
+            for (std::size_t f = run; f < end; ++f) value_[f] += step;
+        }
+    }
+    void rebuild() noexcept {
+        std::fill(value_.begin(), value_.end(), 0);
+        for (std::size_t s = 1; s < weight_.size(); ++s)
+            if (weight_[s] != 0) add_to_values(s, weight_[s]);
     }
 
     std::vector<std::uint64_t> weight_;  // [size in GPUs]
@@ -204,6 +216,10 @@ struct fragmentation_aware {
             need = req.what == unit::nodes ? req.count : (req.count + scale - 1) / scale;
             takes = need * scale;
         }
+        // No domain loses less than value(takes): floor(f / s) is at least
+        // floor((f - t) / s) + floor(t / s). The first key (the tightest)
+        // that loses only that is the answer.
+        const std::uint64_t least = mix_.value(takes);
         std::uint32_t best_key = npos32;
         std::uint64_t best_loss = 0;
         for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>(need)); key != npos32;
@@ -213,6 +229,7 @@ struct fragmentation_aware {
             if (best_key == npos32 || loss < best_loss) {
                 best_key = key;
                 best_loss = loss;
+                if (loss == least) break;
             }
         }
         if (best_key == npos32) return best_.place(state, req, out);  // no domain holds it: best-fit's answer
