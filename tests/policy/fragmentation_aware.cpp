@@ -87,6 +87,17 @@ TEST_CASE("frag-aware: ties go to the tightest domain, then the lowest index") {
     CHECK(domains_of(fa, *fa.try_allocate(request::gpus(1))) == std::set<std::string>{"rack01"});
 }
 
+// A wholly free rack is broken only when no other rack holds the job. With
+// 64-GPU jobs in the mix, an 8-GPU job would cost nothing in the empty
+// rack02 (72 -> 64) and a 64-GPU placement in rack01 (70 -> 62), yet it
+// goes to rack01; a 71-GPU job, which rack01 cannot hold, to rack02.
+TEST_CASE("frag-aware: keeps wholly free domains for as long as another holds the job") {
+    auto fa = *allocator<fragmentation_aware>::create(gb200_nvl72(2), fragmentation_aware(sixty_fours));
+    hold_in(fa, 0, 2);
+    CHECK(domains_of(fa, *fa.try_allocate(request::gpus(8))) == std::set<std::string>{"rack01"});
+    CHECK(domains_of(fa, *fa.try_allocate(request::gpus(71))) == std::set<std::string>{"rack02"});
+}
+
 // Whole-node jobs measure a domain by its wholly free nodes, as GPUs.
 // Rack01 has 17 wholly free nodes (68 GPUs), rack02 16 (64 GPUs, and 70
 // free GPUs in all). A 1-node job: 68 -> 64 in rack01 keeps a 64-GPU

@@ -121,8 +121,10 @@ private:
 //   still take (its free GPUs divided by the size, rounded down), weighted by
 //   the mix. A job that fits in one domain goes to the domain whose value it
 //   lowers least; ties go to the domain with the least free that holds it,
-//   then the lowest index (best-fit's order). With no mix yet every place
-//   ties, and the policy decides as best-fit.
+//   then the lowest index (best-fit's order). A wholly free domain of the
+//   largest size is taken only when no other domain holds the job: jobs
+//   larger than a domain need whole domains, which the count undervalues.
+//   With no mix yet every place ties, and the policy decides as best-fit.
 // - GPU jobs measure a domain by its free GPUs; whole-node and node jobs by
 //   its free whole nodes (as GPUs); the job's own GPUs (whole nodes' worth)
 //   are what it takes away.
@@ -219,11 +221,17 @@ struct fragmentation_aware {
         // No domain loses less than value(takes): floor(f / s) is at least
         // floor((f - t) / s) + floor(t / s). The first key (the tightest)
         // that loses only that is the answer.
+        // A wholly free domain of the largest size (the index's top key,
+        // visited last) only when no other domain holds the job: jobs
+        // larger than a domain need such domains, which a count per domain
+        // undervalues.
         const std::uint64_t least = mix_.value(takes);
+        const std::uint32_t wholly_free = index->max_key();
         std::uint32_t best_key = npos32;
         std::uint64_t best_loss = 0;
         for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>(need)); key != npos32;
              key = index->next_key(key + 1)) {
+            if (key == wholly_free && best_key != npos32) break;
             const std::uint64_t f = key * scale;
             const std::uint64_t loss = mix_.value(f) - mix_.value(f - takes);
             if (best_key == npos32 || loss < best_loss) {

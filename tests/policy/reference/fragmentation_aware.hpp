@@ -64,15 +64,24 @@ struct fragmentation_aware_reference {
         // Units the job needs, and the GPUs it takes away from a domain.
         const std::uint64_t need = !by_nodes ? req.count : req.what == unit::nodes ? req.count : (req.count + g - 1) / g;
         const std::uint64_t takes = by_nodes ? need * g : need;
+        // Wholly free domains of the largest size come after every other,
+        // as if their loss were above any.
+        const std::uint64_t largest = by_nodes ? state.topo().max_domain_nodes() : state.topo().max_domain_gpus();
         domain_id best = npos32;
         std::uint64_t best_loss = 0, best_free = 0;
+        bool best_whole = false;
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
             if (!state.domain_open(d)) continue;
             const std::uint64_t free = by_nodes ? state.domain(d).free_nodes : state.domain(d).free_gpus;
             if (free < need) continue;
             const std::uint64_t f = by_nodes ? free * g : free;
             const std::uint64_t loss = mix_.value_of(f) - mix_.value_of(f - takes);
-            if (best == npos32 || loss < best_loss || (loss == best_loss && free < best_free)) {
+            const bool whole = free == largest;
+            const bool better = best == npos32 || (whole != best_whole ? !whole
+                                                   : loss != best_loss ? loss < best_loss
+                                                                       : free < best_free);
+            if (better) {
+                best_whole = whole;
                 best = d;
                 best_loss = loss;
                 best_free = free;
