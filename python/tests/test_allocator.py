@@ -11,7 +11,7 @@ def nvl72x2():
 
 
 def test_policy_names():
-    assert tb.policy_names == ("first-fit", "best-fit", "contiguous-block", "buddy-split", "slurm-block")
+    assert tb.policy_names == ("first-fit", "best-fit", "contiguous-block", "buddy-split", "slurm-block", "frag-aware")
 
 
 def test_error_is_an_exception_with_a_code():

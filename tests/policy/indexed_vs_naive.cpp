@@ -6,6 +6,7 @@
 #include "reference/best_fit.hpp"
 #include "reference/buddy_split.hpp"
 #include "reference/contiguous_block.hpp"
+#include "reference/fragmentation_aware.hpp"
 #include "reference/slurm_block.hpp"
 
 #include <topoblock/allocator/allocator.hpp>
@@ -15,6 +16,7 @@
 #include <topoblock/policy/best_fit.hpp>
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/policy/fragmentation_aware.hpp>
 #include <topoblock/policy/slurm_block.hpp>
 #include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/presets.hpp>
@@ -164,6 +166,19 @@ TEST_CASE("best-fit: indexed and its reference decide identically") {
     // by a pass over every group.
     lockstep(*parse_topology_spec("nvl72:109@3"), best_fit{}, test::best_fit_reference{}, 24, 8'000, 50,
              multi_domain_request, 500);
+}
+
+// Learned mixes (each side learns the same jobs) and a given one; the
+// domain choice is compared over random operations, multi-domain and other
+// jobs go to best-fit on both sides.
+TEST_CASE("frag-aware: indexed and its reference decide identically") {
+    lockstep(*parse_topology_spec("nvl72:8"), fragmentation_aware{}, test::fragmentation_aware_reference{}, 41, 30'000);
+    lockstep(partial_racks_in_leaves(), fragmentation_aware{}, test::fragmentation_aware_reference{}, 42, 30'000);
+    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), fragmentation_aware{}, test::fragmentation_aware_reference{}, 43,
+             30'000);
+    const std::vector<size_share> mix{{1, 5.0}, {4, 1.0}, {8, 2.0}, {16, 1.0}, {36, 0.5}, {64, 0.5}};
+    lockstep(*parse_topology_spec("nvl72:8"), fragmentation_aware(mix), test::fragmentation_aware_reference(mix), 44,
+             30'000);
 }
 
 // Four racks with more releases than allocations as well as eight busy

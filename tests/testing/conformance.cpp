@@ -40,14 +40,17 @@ std::vector<named_topology> topologies() {
     return all;
 }
 
+// `fresh_after_release`: off for a policy whose decisions depend on its
+// history (frag-aware's learned mix).
 template <class Policy>
-void passes_everywhere(const Policy& policy, bool locality) {
+void passes_everywhere(const Policy& policy, bool locality, bool fresh_after_release = true) {
     for (const named_topology& t : topologies()) {
         for (const std::uint64_t seed : {1, 2}) {
             conformance_options options;
             options.seed = seed;
             options.operations = 1200;
             options.locality = locality;
+            options.fresh_after_release = fresh_after_release;
             const conformance_report report = check_policy(t.topo, policy, options);
             INFO(t.name, ": ", report.first_failure);
             CHECK(report.ok);
@@ -167,6 +170,13 @@ TEST_CASE("every built-in policy passes the conformance harness") {
     SUBCASE("contiguous-block, 8-GPU blocks") { passes_everywhere(contiguous_block{8}, true); }
     SUBCASE("contiguous-block, 4-GPU blocks") { passes_everywhere(contiguous_block{4}, true); }
     SUBCASE("buddy-split") { passes_everywhere(buddy_split{}, true); }
+    // The mix it learned stays after the last release: on racks of unequal
+    // size it then places as a fresh copy would not.
+    SUBCASE("frag-aware, learned mix") { passes_everywhere(fragmentation_aware{}, true, false); }
+    SUBCASE("frag-aware, given mix") {
+        const std::vector<size_share> mix{{1, 4.0}, {8, 2.0}, {64, 1.0}};
+        passes_everywhere(fragmentation_aware(mix), true);
+    }
     // These two document rules of their own for jobs larger than one node's
     // worth of free GPUs (docs/policies.md): the harness checks everything
     // but locality.

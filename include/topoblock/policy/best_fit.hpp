@@ -152,6 +152,16 @@ struct best_fit {
         return units.shortfall(size);
     }
 
+    // Places a job that domain d holds (not segmented, not exclusive) in d
+    // by best-fit's rule inside a domain: the tightest run of wholly free
+    // nodes, the GPUs beyond them on the node they fill most tightly. For
+    // policies that choose the domain by a rule of their own.
+    template <class State>
+    errc place_in(const State& state, const request& req, domain_id d, placement& out) const {
+        const toolkit::request_units<State> units{state, req};
+        return take_in(state, units, d, req.count, out, true) ? errc::ok : errc::fragmented;
+    }
+
 private:
     // The usable domain with the least free capacity >= size, or npos32.
     template <class State>

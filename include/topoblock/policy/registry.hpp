@@ -9,6 +9,7 @@
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/contiguous_block.hpp>
 #include <topoblock/policy/first_fit.hpp>
+#include <topoblock/policy/fragmentation_aware.hpp>
 #include <topoblock/policy/slurm_block.hpp>
 
 #include <array>
@@ -23,8 +24,8 @@ struct policy_settings {
     slurm_block slurm;             // slurm-block: levels of the Slurm topology file, or defaults
 };
 
-inline constexpr std::array<std::string_view, 5> policy_names{"first-fit", "best-fit", "contiguous-block",
-                                                                  "buddy-split", "slurm-block"};
+inline constexpr std::array<std::string_view, 6> policy_names{"first-fit",   "best-fit",    "contiguous-block",
+                                                                  "buddy-split", "slurm-block", "frag-aware"};
 
 // Returns false when `name` is not a policy.
 template <class F>
@@ -34,6 +35,7 @@ bool with_policy(std::string_view name, const policy_settings& settings, F&& f) 
     if (name == "contiguous-block") return f(contiguous_block{settings.block_gpus}), true;
     if (name == "buddy-split") return f(buddy_split{}), true;
     if (name == "slurm-block") return f(settings.slurm), true;
+    if (name == "frag-aware") return f(fragmentation_aware{}), true;
     return false;
 }
 
