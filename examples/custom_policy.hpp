@@ -49,11 +49,7 @@ struct pack_fullest {
         // Larger than a domain: whole domains, the last one holding the rest.
         std::vector<domain_id> chosen;
         if (!toolkit::pick_whole_domains(units, req.count, chosen)) return units.shortfall(req.count);
-        std::uint64_t covered = 0;
-        for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
-            toolkit::take_whole_domain(state, chosen[i], out);
-            covered += units.capacity_of(chosen[i]);
-        }
+        const std::uint64_t covered = toolkit::take_all_but_last(units, chosen, out);
         take(chosen.back(), req.count - covered);
         return errc::ok;
     }

@@ -355,11 +355,7 @@ public:
         }
         std::vector<domain_id>& chosen = chosen_;
         if (!toolkit::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
-        std::uint64_t covered = 0;
-        for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
-            toolkit::take_whole_domain(state, chosen[i], out);
-            covered += units.capacity_of(chosen[i]);
-        }
+        const std::uint64_t covered = toolkit::take_all_but_last(units, chosen, out);
         take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
         return errc::ok;
     }

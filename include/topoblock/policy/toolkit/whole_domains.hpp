@@ -337,6 +337,19 @@ void take_whole_domain(const State& state, domain_id d, placement& out) {
     out.add_nodes(info.first_node, info.node_count, full_gpu_mask(info.gpus_per_node));
 }
 
+// Takes every domain of `chosen` (pick_whole_domains' answer) but the last
+// whole, and returns what they cover in the request's units: the rest of
+// the request goes into the last one.
+template <class State>
+std::uint64_t take_all_but_last(const request_units<State>& units, std::span<const domain_id> chosen, placement& out) {
+    std::uint64_t covered = 0;
+    for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
+        take_whole_domain(units.state, chosen[i], out);
+        covered += units.capacity_of(chosen[i]);
+    }
+    return covered;
+}
+
 // The placement already holds a node of the domain (an earlier segment).
 inline bool touches_domain(const placement& out, const domain_shape& info) noexcept {
     for (const piece_run& r : out.runs())
