@@ -1,0 +1,457 @@
+#pragma once
+
+// advise(): which running allocations to stop so that a request the policy
+// refuses now becomes placeable, at the least cost (docs/api.md, "Advice").
+
+#include <topoblock/allocator/allocator.hpp>
+#include <topoblock/request/errc.hpp>
+#include <topoblock/request/placement.hpp>
+#include <topoblock/request/request.hpp>
+#include <topoblock/state/allocation.hpp>
+#include <topoblock/topology/health.hpp>
+#include <topoblock/topology/topology.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace topoblock {
+
+struct advise_options {
+    // Allocations never chosen (unknown ids are ignored).
+    std::vector<allocation_id> protect;
+    // What stopping an allocation costs; empty: the GPUs it holds. A set
+    // costs the sum of its members'.
+    std::function<std::uint64_t(allocation_id)> cost;
+};
+
+enum class advice_kind : std::uint8_t {
+    none,        // the request fits now: nothing to stop
+    stop,        // stop the allocations listed
+    impossible,  // stopping every unprotected allocation would not help
+};
+
+struct advice {
+    advice_kind kind = advice_kind::none;
+    // kind stop: the allocations to stop, in increasing id order.
+    std::vector<allocation_id> stop;
+    // kind stop: their cost (advise_options::cost, or the GPUs they hold).
+    std::uint64_t cost = 0;
+    // kind impossible: why the request stays refused (what placing answers
+    // with every unprotected allocation stopped, or the permanent refusal:
+    // exceeds_domain, exceeds_healthy, unsupported_request, ...).
+    errc reason = errc::ok;
+    // kind stop: the set is the least (cost, then count, then id order) of
+    // the stop-sets that make room inside one domain; false for a request
+    // that spans domains (or is allowed to), where it is a bound instead.
+    bool exact = false;
+};
+
+namespace detail {
+
+// A stop-set's rank: cost, then how many, then the sorted ids compared in
+// order (the smaller first id wins).
+struct advice_key {
+    std::uint64_t cost = ~std::uint64_t{0};
+    std::size_t count = ~std::size_t{0};
+    std::vector<allocation_id> ids;  // sorted
+
+    bool found() const noexcept { return count != ~std::size_t{0}; }
+    bool below(std::uint64_t c, std::size_t n, std::span<const allocation_id> sorted) const {
+        if (c != cost) return c < cost;
+        if (n != count) return n < count;
+        return std::lexicographical_compare(sorted.begin(), sorted.end(), ids.begin(), ids.end());
+    }
+};
+
+// The search of advise(), over one allocator.
+template <class Policy, class Capacity>
+class advisor {
+public:
+    using allocator_type = basic_allocator<Policy, Capacity>;
+
+    advisor(allocator_type& alloc, const request& req, const advise_options& options)
+        : a_(alloc), req_(req), options_(options), protect_(options.protect) {
+        std::sort(protect_.begin(), protect_.end());
+    }
+
+    advice run() {
+        advice out;
+        const errc now = a_.plan(req_, scratch_);
+        if (now == errc::ok) return out;
+        // Stopping jobs neither brings nodes up nor changes what the request
+        // or the policy is.
+        if (!may_succeed_later(now) || now == errc::exceeds_healthy) {
+            out.kind = advice_kind::impossible;
+            out.reason = now;
+            return out;
+        }
+        if (one_domain()) {
+            search_domains();
+            if (best_.found()) return answer(true);
+        }
+        const errc all = bound_search();
+        if (best_.found()) return answer(false);
+        out.kind = advice_kind::impossible;
+        out.reason = all;
+        return out;
+    }
+
+private:
+    // A candidate to stop, as seen from one domain.
+    struct item {
+        allocation_id id;
+        std::uint64_t cost = 0;
+        bool exclusive = false;     // holds the domain closed
+        std::uint32_t gain = 0;     // units it can free there at most
+        std::uint32_t first = 0;    // its pieces in the domain: [first, first + pieces) of pieces_
+        std::uint32_t pieces = 0;
+    };
+    struct local_piece {
+        std::uint32_t node;  // index in the domain
+        gpu_mask gpus;
+    };
+
+    bool is_protected(allocation_id id) const { return std::binary_search(protect_.begin(), protect_.end(), id); }
+    std::uint64_t cost_of(allocation_id id) const {
+        if (options_.cost) return options_.cost(id);
+        return a_.find(id)->held_gpus;
+    }
+    bool default_cost() const noexcept { return !options_.cost; }
+
+    // A request that must and can fit in one domain: every policy that keeps
+    // such requests in one domain then needs room in that domain only.
+    bool one_domain() const noexcept {
+        if (req_.segmented() || req_.where != locality::require) return false;
+        const topology& t = a_.topo();
+        return req_.count <= (req_.what == unit::nodes ? t.max_domain_nodes() : t.max_domain_gpus());
+    }
+
+    // Units the request needs in a domain of `gpn` GPUs per node: GPUs, or
+    // wholly free nodes.
+    bool counts_nodes() const noexcept { return req_.takes_whole_nodes(); }
+    std::uint32_t units_needed(std::uint32_t gpn) const noexcept {
+        if (req_.what == unit::nodes) return req_.count;
+        if (req_.whole_nodes) return gpn == 0 ? ~0U : (req_.count + gpn - 1) / gpn;
+        return req_.count;
+    }
+
+    // Whether the allocator, with `ids` released, places the request.
+    bool trial(std::span<const allocation_id> ids) {
+        ++trials_;
+        auto placed = a_.with_released(ids, [&](const allocator_type& a) { return a.plan(req_, scratch_); });
+        return placed && *placed == errc::ok;
+    }
+
+    void offer(std::uint64_t cost, std::vector<allocation_id> sorted) {
+        best_.cost = cost;
+        best_.count = sorted.size();
+        best_.ids = std::move(sorted);
+    }
+
+    advice answer(bool exact) const {
+        advice out;
+        out.kind = advice_kind::stop;
+        out.stop = best_.ids;
+        out.cost = best_.cost;
+        out.exact = exact;
+        return out;
+    }
+
+    // ---- one domain, exact ---------------------------------------------------
+    // Domains in increasing order of a lower bound on what freeing room in
+    // them costs (with the default cost, a GPU freed costs at least one), up
+    // to the best found; in each, a depth-first search over its
+    // allocations in id order.
+    void search_domains() {
+        const topology& t = a_.topo();
+        const auto& state = a_.state();
+        std::vector<std::vector<domain_id>> by_bound(default_cost() ? t.max_domain_gpus() + 1 : 1);
+        for (domain_id d = 0; d < t.domain_count(); ++d) {
+            const domain_shape shape = t.shape(d);
+            const domain_counters& c = state.domain(d);
+            const std::uint32_t need = units_needed(shape.gpus_per_node);
+            const std::uint32_t up = counts_nodes() ? c.up_nodes : c.up_gpus;
+            if (up < need || c.up_nodes == 0) continue;
+            std::uint64_t bound = 0;
+            if (default_cost()) {
+                if (req_.exclusive_domain) bound = c.held_gpus;
+                else {
+                    const std::uint32_t have = counts_nodes() ? c.free_nodes : c.free_gpus;
+                    bound = have >= need ? 0 : need - have;
+                }
+            }
+            by_bound[std::min<std::uint64_t>(bound, by_bound.size() - 1)].push_back(d);
+        }
+        for (std::size_t b = 0; b < by_bound.size(); ++b) {
+            if (best_.found() && b > best_.cost) return;
+            for (const domain_id d : by_bound[b]) search_domain(d);
+        }
+    }
+
+    void search_domain(domain_id d) {
+        const auto& state = a_.state();
+        const domain_shape shape = a_.topo().shape(d);
+        items_.clear();
+        gpus_here_.clear();
+        pieces_.clear();
+        chosen_.clear();
+        // The allocations holding GPUs here, each once.
+        std::vector<allocation_id>& seen = seen_;
+        seen.clear();
+        for (std::uint32_t i = 0; i < shape.node_count; ++i) {
+            const node_id n = shape.first_node + i;
+            const gpu_mask held = state.node_full_mask(n) & ~state.unheld_gpus(n);
+            for (gpu_mask m = held; m != 0; m &= m - 1) {
+                const allocation_id id = state.owner(n, static_cast<std::uint32_t>(std::countr_zero(m)));
+                if (std::find(seen.begin(), seen.end(), id) == seen.end()) seen.push_back(id);
+            }
+        }
+        std::sort(seen.begin(), seen.end());
+        // Start: the usable GPUs of up nodes; an exclusive holder closes it.
+        const domain_counters& c = state.domain(d);
+        masks_.assign(shape.node_count, 0);
+        full_ = full_gpu_mask(shape.gpus_per_node);
+        up_.assign(shape.node_count, false);
+        units_ = 0;
+        for (std::uint32_t i = 0; i < shape.node_count; ++i) {
+            const node_id n = shape.first_node + i;
+            if (state.health(n) != node_health::up) continue;
+            up_[i] = true;
+            masks_[i] = state.unheld_gpus(n);
+            units_ += units_of(masks_[i]);
+        }
+        closed_by_ = c.exclusive_holders;
+        held_left_ = c.held_gpus;
+        need_ = units_needed(shape.gpus_per_node);
+        std::uint64_t mandatory_cost = 0;
+        std::vector<allocation_id>& mandatory = mandatory_;
+        mandatory.clear();
+        for (const allocation_id id : seen) {
+            const allocation_record& r = *a_.find(id);
+            item it;
+            it.id = id;
+            it.exclusive = r.asked.exclusive_domain;
+            it.first = static_cast<std::uint32_t>(pieces_.size());
+            std::uint32_t gpus_here = 0;
+            for (const piece p : r.pieces) {
+                if (p.node < shape.first_node || p.node >= shape.end_node()) continue;
+                const std::uint32_t i = p.node - shape.first_node;
+                pieces_.push_back({i, p.gpus});
+                gpus_here += count_bits(p.gpus);
+                if (up_[i]) it.gain += counts_nodes() ? 1 : count_bits(p.gpus);
+            }
+            it.pieces = static_cast<std::uint32_t>(pieces_.size()) - it.first;
+            // Must go: it holds the domain closed, or the request wants it
+            // empty.
+            const bool must = it.exclusive || req_.exclusive_domain;
+            if (is_protected(id)) {
+                if (must) return;  // the domain stays closed (or not empty)
+                continue;
+            }
+            it.cost = cost_of(id);
+            if (must) {
+                apply(it, gpus_here, +1);
+                mandatory_cost += it.cost;
+                mandatory.push_back(id);
+                continue;
+            }
+            items_.push_back(it);
+            gpus_here_.push_back(gpus_here);
+        }
+        // Suffix sums of the gains: what the items from i on can free at most.
+        suffix_gain_.assign(items_.size() + 1, 0);
+        for (std::size_t i = items_.size(); i-- > 0;) suffix_gain_[i] = suffix_gain_[i + 1] + items_[i].gain;
+        best_here_ = false;
+        dfs(0, mandatory_cost);
+    }
+
+    std::uint32_t units_of(gpu_mask m) const noexcept {
+        return counts_nodes() ? (m == full_ ? 1U : 0U) : count_bits(m);
+    }
+
+    // Releases (sign +1) or takes back (-1) an item's GPUs in the model.
+    void apply(const item& it, std::uint32_t gpus_here, int sign) {
+        for (std::uint32_t k = it.first; k < it.first + it.pieces; ++k) {
+            const local_piece& p = pieces_[k];
+            if (!up_[p.node]) continue;
+            units_ -= units_of(masks_[p.node]);
+            masks_[p.node] = sign > 0 ? masks_[p.node] | p.gpus : masks_[p.node] & ~p.gpus;
+            units_ += units_of(masks_[p.node]);
+        }
+        if (it.exclusive) closed_by_ = sign > 0 ? closed_by_ - 1 : closed_by_ + 1;
+        held_left_ = sign > 0 ? held_left_ - gpus_here : held_left_ + gpus_here;
+    }
+
+    // The model's necessary condition for the request to fit in the domain.
+    bool room() const noexcept {
+        if (closed_by_ != 0) return false;
+        if (req_.exclusive_domain && held_left_ != 0) return false;
+        return units_ >= need_;
+    }
+
+    // The chosen set (mandatory ones and chosen_), sorted.
+    std::vector<allocation_id> chosen_ids() const {
+        std::vector<allocation_id> ids = mandatory_;
+        for (const std::size_t i : chosen_) ids.push_back(items_[i].id);
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    }
+
+    // Items from i on, the chosen ones costing `cost` so far. Include
+    // first, in id order: the sets come in increasing id order, so a set
+    // of the same cost and count as the best found in this domain never
+    // beats it.
+    void dfs(std::size_t i, std::uint64_t cost) {
+        const std::size_t count = mandatory_.size() + chosen_.size();
+        if (room()) {
+            if (!best_.found() || cost < best_.cost || (cost == best_.cost && count <= best_.count)) {
+                std::vector<allocation_id> ids = chosen_ids();
+                if (best_.below(cost, count, ids)) {
+                    // Nothing to stop is what plan() refused already.
+                    if (!ids.empty() && trial(ids)) {
+                        offer(cost, std::move(ids));
+                        best_here_ = true;
+                        return;
+                    }
+                } else {
+                    return;  // no superset is better either
+                }
+            } else {
+                return;
+            }
+        }
+        if (i == items_.size()) return;
+        // Bound: what completing the set costs at least.
+        const std::uint32_t missing = room() ? 0 : (units_ >= need_ ? 1 : need_ - units_);
+        if (!room() && units_ + suffix_gain_[i] < need_) return;
+        if (best_.found()) {
+            const std::uint64_t at_least = cost + (default_cost() ? missing : 0);
+            const std::size_t count_at_least = count + (room() ? 0 : 1);
+            if (at_least > best_.cost) return;
+            if (at_least == best_.cost && count_at_least > best_.count) return;
+            if (at_least == best_.cost && count_at_least == best_.count && best_here_) return;
+        }
+        const item& it = items_[i];
+        apply(it, gpus_here_[i], +1);
+        chosen_.push_back(i);
+        dfs(i + 1, cost + it.cost);
+        chosen_.pop_back();
+        apply(it, gpus_here_[i], -1);
+        dfs(i + 1, cost);
+    }
+
+    // ---- spanning requests: a bound ------------------------------------------
+    // Every unprotected allocation stopped must place the request, or it is
+    // impossible. Then whole domains' allocations, cheapest domain first,
+    // until the request fits; then each chosen allocation, the most costly
+    // first, is kept running when the request still fits without it. The
+    // answer costs no more than emptying those domains, and no allocation in
+    // it can be left out alone. Returns the reason when nothing helps.
+    errc bound_search() {
+        const auto& state = a_.state();
+        std::vector<allocation_id> all;
+        state.for_each_allocation([&](allocation_id id, const allocation_record&) {
+            if (!is_protected(id)) all.push_back(id);
+        });
+        std::sort(all.begin(), all.end());
+        errc reason = errc::ok;
+        {
+            auto placed = a_.with_released(all, [&](const allocator_type& a) { return a.plan(req_, scratch_); });
+            reason = placed ? *placed : placed.error();
+        }
+        if (reason != errc::ok) return reason;
+        // Domains by what emptying them of unprotected allocations costs.
+        const topology& t = a_.topo();
+        std::vector<std::pair<std::uint64_t, domain_id>> order;
+        std::vector<std::vector<allocation_id>> in_domain(t.domain_count());
+        for (const allocation_id id : all)
+            for (const piece p : a_.find(id)->pieces) {
+                auto& list = in_domain[t.node(p.node).domain];
+                if (list.empty() || list.back() != id) list.push_back(id);
+            }
+        for (domain_id d = 0; d < t.domain_count(); ++d) {
+            if (in_domain[d].empty()) continue;
+            std::uint64_t cost = 0;
+            for (const allocation_id id : in_domain[d]) cost += cost_of(id);
+            order.emplace_back(cost, d);
+        }
+        std::sort(order.begin(), order.end());
+        std::vector<allocation_id> chosen;
+        for (const auto& [cost, d] : order) {
+            for (const allocation_id id : in_domain[d])
+                if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) chosen.push_back(id);
+            if (trial(chosen)) break;
+        }
+        // Leave out what is not needed, the most costly first.
+        std::vector<std::pair<std::uint64_t, allocation_id>> by_cost;
+        for (const allocation_id id : chosen) by_cost.emplace_back(cost_of(id), id);
+        std::sort(by_cost.begin(), by_cost.end(), [](const auto& x, const auto& y) { return x > y; });
+        std::vector<allocation_id> keep = chosen;
+        for (const auto& [cost, id] : by_cost) {
+            std::vector<allocation_id> without;
+            for (const allocation_id k : keep)
+                if (k != id) without.push_back(k);
+            if (trial(without)) keep = std::move(without);
+        }
+        std::sort(keep.begin(), keep.end());
+        std::uint64_t total = 0;
+        for (const allocation_id id : keep) total += cost_of(id);
+        offer(total, std::move(keep));
+        return errc::ok;
+    }
+
+    allocator_type& a_;
+    request req_;
+    const advise_options& options_;
+    std::vector<allocation_id> protect_;  // sorted
+    placement scratch_;
+    advice_key best_;
+    bool best_here_ = false;  // best_ was found in the domain being searched
+    std::size_t trials_ = 0;
+    // The domain being searched.
+    std::vector<item> items_;
+    std::vector<std::uint32_t> gpus_here_;  // per item: its GPUs in the domain
+    std::vector<local_piece> pieces_;
+    std::vector<std::size_t> chosen_;
+    std::vector<allocation_id> mandatory_;
+    std::vector<allocation_id> seen_;
+    std::vector<std::uint32_t> suffix_gain_;
+    std::vector<gpu_mask> masks_;
+    std::vector<bool> up_;
+    gpu_mask full_ = 0;
+    std::uint32_t units_ = 0;
+    std::uint32_t need_ = 0;
+    std::uint32_t closed_by_ = 0;
+    std::uint32_t held_left_ = 0;
+};
+
+}  // namespace detail
+
+// The running allocations to stop so that `req` becomes placeable by the
+// allocator's policy: after releasing exactly them, try_allocate(req)
+// succeeds (the policy may then choose any spot). Ranked by cost (the GPUs
+// they hold, or options.cost), then by count, then by their ids in
+// increasing order compared in turn; options.protect are never chosen.
+// - A request that must fit in one domain (not segmented, locality require,
+//   no larger than the largest domain): the least such set over the sets
+//   that make room inside one domain (exact; the minimum overall for every
+//   policy that keeps such requests in one domain: all built-in ones but
+//   first-fit, which may spread them).
+// - Otherwise a bound: a set that works, costing no more than emptying the
+//   cheapest domains that make room, none of whose members can be left out
+//   alone.
+// Every candidate is confirmed by the policy's own plan() with the set
+// released (allocator::with_released), so custom policies are followed
+// exactly. The allocator is left as it was (same ids, same decisions).
+template <class Policy, class Capacity>
+advice advise(basic_allocator<Policy, Capacity>& alloc, const request& req, const advise_options& options = {}) {
+    return detail::advisor<Policy, Capacity>(alloc, req, options).run();
+}
+
+}  // namespace topoblock
