@@ -171,26 +171,35 @@ private:
     void search_domains() {
         const topology& t = a_.topo();
         const auto& state = a_.state();
-        std::vector<std::vector<domain_id>> by_bound(default_cost() ? t.max_domain_gpus() + 1 : 1);
+        // One pass puts each domain's bound in an array (a domain that can
+        // never hold the request gets `never`); then a pass per bound, the
+        // least first, searches the domains that have it, up to the best
+        // cost found. Bounds cluster: one or two passes, as a rule.
+        constexpr std::uint32_t never = ~0U;
+        std::vector<std::uint32_t> bounds(t.domain_count());
+        const bool nodes = counts_nodes();
+        const bool ranked = default_cost();
+        const std::uint32_t uniform = t.uniform_gpus_per_node();
+        const std::uint32_t uniform_need = units_needed(uniform);
+        std::uint32_t least = never;
         for (domain_id d = 0; d < t.domain_count(); ++d) {
-            const domain_shape shape = t.shape(d);
             const domain_counters& c = state.domain(d);
-            const std::uint32_t need = units_needed(shape.gpus_per_node);
-            const std::uint32_t up = counts_nodes() ? c.up_nodes : c.up_gpus;
-            if (up < need || c.up_nodes == 0) continue;
-            std::uint64_t bound = 0;
-            if (default_cost()) {
-                if (req_.exclusive_domain) bound = c.held_gpus;
-                else {
-                    const std::uint32_t have = counts_nodes() ? c.free_nodes : c.free_gpus;
-                    bound = have >= need ? 0 : need - have;
-                }
-            }
-            by_bound[std::min<std::uint64_t>(bound, by_bound.size() - 1)].push_back(d);
+            const std::uint32_t need = uniform != 0 ? uniform_need : units_needed(t.shape(d).gpus_per_node);
+            const std::uint32_t up = nodes ? c.up_nodes : c.up_gpus;
+            const std::uint32_t have = req_.exclusive_domain ? 0 : nodes ? c.free_nodes : c.free_gpus;
+            std::uint32_t bound = req_.exclusive_domain ? c.held_gpus : have >= need ? 0 : need - have;
+            if (!ranked) bound = 0;
+            if (up < need || c.up_nodes == 0) bound = never;
+            bounds[d] = bound;
+            least = std::min(least, bound);
         }
-        for (std::size_t b = 0; b < by_bound.size(); ++b) {
-            if (best_.found() && b > best_.cost) return;
-            for (const domain_id d : by_bound[b]) search_domain(d);
+        for (std::uint32_t b = least; b != never && (!best_.found() || b <= best_.cost);) {
+            std::uint32_t after = never;
+            for (domain_id d = 0; d < t.domain_count(); ++d) {
+                if (bounds[d] == b) search_domain(d);
+                else if (bounds[d] > b) after = std::min(after, bounds[d]);
+            }
+            b = after;
         }
     }
 
