@@ -4,10 +4,14 @@
 // refuses now becomes placeable, at the least cost (docs/api.md, "Advice").
 
 #include <topoblock/allocator/allocator.hpp>
+#include <topoblock/policy/buddy_split.hpp>
+#include <topoblock/policy/contiguous_block.hpp>
+#include <topoblock/policy/toolkit/domain_pick.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
 #include <topoblock/state/allocation.hpp>
+#include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/health.hpp>
 #include <topoblock/topology/topology.hpp>
 
@@ -50,6 +54,65 @@ struct advice {
     // the stop-sets that make room inside one domain; false for a request
     // that spans domains (or is allowed to), where it is a bound instead.
     bool exact = false;
+};
+
+// What advise() may know of a policy to skip stop-sets it would refuse
+// anyway: fits(policy, open, req) is false only when the policy cannot
+// place `req` inside a domain whose usable GPUs are open.open[] (a
+// toolkit::domain_scratch). Pruning only: every set advise() answers is
+// still confirmed by the policy's own plan(). The default knows nothing;
+// the block policies say where their shapes fit. A custom policy may
+// specialize it (a wrong `false` would hide a valid set).
+// whole_nodes(policy, req, g): how many wholly free nodes of g GPUs the
+// policy's placement of `req` needs at least, which bounds what freeing
+// room costs (0: none known).
+template <class Policy>
+struct advice_room {
+    template <class Scratch>
+    static bool fits(const Policy&, const Scratch&, const request&) noexcept {
+        return true;
+    }
+    static std::uint32_t whole_nodes(const Policy&, const request& req, std::uint32_t g) noexcept {
+        if (req.what == unit::nodes) return req.count;
+        return req.whole_nodes && g != 0 ? (req.count + g - 1) / g : 0;
+    }
+};
+
+// A run of consecutive wholly free sub-blocks that holds the request.
+template <>
+struct advice_room<contiguous_block> {
+    template <class Scratch>
+    static bool fits(const contiguous_block& policy, const Scratch& open, const request& req) noexcept {
+        const domain_shape shape{open.first_node, open.node_count, open.gpus_per_node};
+        fixed_bitset<sizeof(open.open) / sizeof(gpu_mask)> free_nodes;
+        for (std::uint32_t i = 0; i < open.node_count; ++i)
+            if (open.wholly_open(i)) free_nodes.set(i);
+        const detail::block_layout l = policy.layout(shape);
+        const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * open.gpus_per_node : req.count;
+        return detail::best_window(l, detail::free_blocks_among(free_nodes, l), need).blocks != 0;
+    }
+    // Sub-blocks are whole nodes.
+    static std::uint32_t whole_nodes(const contiguous_block&, const request& req, std::uint32_t g) noexcept {
+        if (req.what == unit::nodes) return req.count;
+        return g == 0 ? 0 : (req.count + g - 1) / g;
+    }
+};
+
+// A free buddy of the request's level or larger.
+template <>
+struct advice_room<buddy_split> {
+    template <class Scratch>
+    static bool fits(const buddy_split&, const Scratch& open, const request& req) {
+        const std::uint32_t level = detail::buddy_level(req, req.count, open.gpus_per_node);
+        return level != detail::no_level &&
+               detail::smallest_level_at_least(detail::free_buddy_levels(open), level) != detail::no_level;
+    }
+    // A buddy of a node or more is whole nodes.
+    static std::uint32_t whole_nodes(const buddy_split&, const request& req, std::uint32_t g) noexcept {
+        const std::uint32_t level = detail::buddy_level(req, req.count, g);
+        if (level == detail::no_level || level >= 63 || (std::uint64_t{1} << level) < g) return 0;
+        return static_cast<std::uint32_t>((std::uint64_t{1} << level) / g);
+    }
 };
 
 namespace detail {
@@ -142,10 +205,12 @@ private:
     }
 
     // Whether the allocator, with `ids` released, places the request.
-    bool trial(std::span<const allocation_id> ids) {
+    bool trial(std::span<const allocation_id> ids) { return refusal(ids) == errc::ok; }
+    // What placing answers with `ids` released (ok when it places).
+    errc refusal(std::span<const allocation_id> ids) {
         ++trials_;
         auto placed = a_.with_released(ids, [&](const allocator_type& a) { return a.plan(req_, scratch_); });
-        return placed && *placed == errc::ok;
+        return placed ? *placed : placed.error();
     }
 
     void offer(std::uint64_t cost, std::vector<allocation_id> sorted) {
@@ -188,6 +253,7 @@ private:
             const std::uint32_t up = nodes ? c.up_nodes : c.up_gpus;
             const std::uint32_t have = req_.exclusive_domain ? 0 : nodes ? c.free_nodes : c.free_gpus;
             std::uint32_t bound = req_.exclusive_domain ? c.held_gpus : have >= need ? 0 : need - have;
+            if (ranked && !req_.exclusive_domain) bound = std::max(bound, node_bound(d, c));
             if (!ranked) bound = 0;
             if (up < need || c.up_nodes == 0) bound = never;
             bounds[d] = bound;
@@ -201,6 +267,36 @@ private:
             }
             b = after;
         }
+    }
+
+    // What making the wholly free nodes the policy needs costs in domain d
+    // at least: the held GPUs of the emptiest nodes that are not free.
+    std::uint32_t node_bound(domain_id d, const domain_counters& c) const {
+        const std::uint32_t g = a_.topo().shape(d).gpus_per_node;
+        std::uint32_t missing = advice_room<Policy>::whole_nodes(a_.policy(), req_, g);
+        if (missing <= c.free_nodes) return 0;
+        missing -= c.free_nodes;
+        std::uint32_t bound = 0;
+        for (std::uint32_t k = g; k-- > 0 && missing > 0;) {
+            const auto n = static_cast<std::uint32_t>(a_.state().nodes_with_unheld(d, k).count());
+            const std::uint32_t take = std::min(n, missing);
+            bound += take * (g - k);
+            missing -= take;
+        }
+        return bound;
+    }
+
+    // The same in the model, from its count of up nodes by held GPUs.
+    std::uint32_t model_node_bound() const noexcept {
+        if (whole_need_ <= whole_) return 0;
+        std::uint32_t missing = whole_need_ - whole_;
+        std::uint32_t bound = 0;
+        for (std::uint32_t h = 1; h < held_nodes_.size() && missing > 0; ++h) {
+            const std::uint32_t take = std::min(held_nodes_[h], missing);
+            bound += take * h;
+            missing -= take;
+        }
+        return bound;
     }
 
     void search_domain(domain_id d) {
@@ -224,16 +320,22 @@ private:
         std::sort(seen.begin(), seen.end());
         // Start: the usable GPUs of up nodes; an exclusive holder closes it.
         const domain_counters& c = state.domain(d);
-        masks_.assign(shape.node_count, 0);
-        full_ = full_gpu_mask(shape.gpus_per_node);
-        up_.assign(shape.node_count, false);
+        open_ = {};
+        open_.first_node = shape.first_node;
+        open_.node_count = shape.node_count;
+        open_.gpus_per_node = shape.gpus_per_node;
+        open_.full = full_gpu_mask(shape.gpus_per_node);
+        up_ = {};
         units_ = 0;
+        whole_ = 0;
+        held_nodes_.assign(std::size_t{shape.gpus_per_node} + 1, 0);
+        whole_need_ = advice_room<Policy>::whole_nodes(a_.policy(), req_, shape.gpus_per_node);
         for (std::uint32_t i = 0; i < shape.node_count; ++i) {
             const node_id n = shape.first_node + i;
             if (state.health(n) != node_health::up) continue;
-            up_[i] = true;
-            masks_[i] = state.unheld_gpus(n);
-            units_ += units_of(masks_[i]);
+            up_.set(i);
+            open_.open[i] = state.unheld_gpus(n);
+            count_node(open_.open[i], +1);
         }
         closed_by_ = c.exclusive_holders;
         held_left_ = c.held_gpus;
@@ -253,7 +355,7 @@ private:
                 const std::uint32_t i = p.node - shape.first_node;
                 pieces_.push_back({i, p.gpus});
                 gpus_here += count_bits(p.gpus);
-                if (up_[i]) it.gain += counts_nodes() ? 1 : count_bits(p.gpus);
+                if (up_.test(i)) it.gain += counts_nodes() ? 1 : count_bits(p.gpus);
             }
             it.pieces = static_cast<std::uint32_t>(pieces_.size()) - it.first;
             // Must go: it holds the domain closed, or the request wants it
@@ -276,32 +378,71 @@ private:
         // Suffix sums of the gains: what the items from i on can free at most.
         suffix_gain_.assign(items_.size() + 1, 0);
         for (std::size_t i = items_.size(); i-- > 0;) suffix_gain_[i] = suffix_gain_[i + 1] + items_[i].gain;
+        // The policy's shape must fit the domain with everything stopped.
+        auto empty = open_;
+        for (std::uint32_t i = 0; i < shape.node_count; ++i) empty.open[i] = up_.test(i) ? empty.full : 0;
+        if (!advice_room<Policy>::fits(a_.policy(), empty, req_)) return;
+        ++domains_searched_;
+        // First trusting the model: its least set, confirmed once. Only
+        // when the policy refuses it, again confirming each set found.
+        bar_ = best_;
         best_here_ = false;
+        confirm_each_ = false;
         dfs(0, mandatory_cost);
+        if (!best_here_) return;
+        if (trial(bar_.ids)) {
+            best_ = std::move(bar_);
+            return;
+        }
+        bar_ = best_;
+        best_here_ = false;
+        confirm_each_ = true;
+        dfs(0, mandatory_cost);
+        if (best_here_) best_ = bar_;
     }
 
     std::uint32_t units_of(gpu_mask m) const noexcept {
-        return counts_nodes() ? (m == full_ ? 1U : 0U) : count_bits(m);
+        return counts_nodes() ? (m == open_.full ? 1U : 0U) : count_bits(m);
+    }
+
+    // Adds (+1) or removes (-1) an up node with usable GPUs m to the
+    // model's counts.
+    void count_node(gpu_mask m, int sign) noexcept {
+        const std::uint32_t free = count_bits(m);
+        const std::uint32_t whole = m == open_.full ? 1U : 0U;
+        const std::uint32_t held = open_.gpus_per_node - free;
+        if (sign > 0) {
+            units_ += units_of(m);
+            whole_ += whole;
+            ++held_nodes_[held];
+        } else {
+            units_ -= units_of(m);
+            whole_ -= whole;
+            --held_nodes_[held];
+        }
     }
 
     // Releases (sign +1) or takes back (-1) an item's GPUs in the model.
     void apply(const item& it, std::uint32_t gpus_here, int sign) {
         for (std::uint32_t k = it.first; k < it.first + it.pieces; ++k) {
             const local_piece& p = pieces_[k];
-            if (!up_[p.node]) continue;
-            units_ -= units_of(masks_[p.node]);
-            masks_[p.node] = sign > 0 ? masks_[p.node] | p.gpus : masks_[p.node] & ~p.gpus;
-            units_ += units_of(masks_[p.node]);
+            if (!up_.test(p.node)) continue;
+            gpu_mask& m = open_.open[p.node];
+            count_node(m, -1);
+            m = sign > 0 ? m | p.gpus : m & ~p.gpus;
+            count_node(m, +1);
         }
         if (it.exclusive) closed_by_ = sign > 0 ? closed_by_ - 1 : closed_by_ + 1;
         held_left_ = sign > 0 ? held_left_ - gpus_here : held_left_ + gpus_here;
     }
 
-    // The model's necessary condition for the request to fit in the domain.
-    bool room() const noexcept {
+    // The model's necessary condition for the request to fit in the domain:
+    // open (and empty for an exclusive request), enough GPUs or wholly free
+    // nodes, and the policy's shape (advice_room).
+    bool room() const {
         if (closed_by_ != 0) return false;
         if (req_.exclusive_domain && held_left_ != 0) return false;
-        return units_ >= need_;
+        return units_ >= need_ && whole_ >= whole_need_ && advice_room<Policy>::fits(a_.policy(), open_, req_);
     }
 
     // The chosen set (mandatory ones and chosen_), sorted.
@@ -317,14 +458,18 @@ private:
     // of the same cost and count as the best found in this domain never
     // beats it.
     void dfs(std::size_t i, std::uint64_t cost) {
+        ++steps_;
         const std::size_t count = mandatory_.size() + chosen_.size();
-        if (room()) {
-            if (!best_.found() || cost < best_.cost || (cost == best_.cost && count <= best_.count)) {
+        const bool fits = room();
+        if (fits) {
+            if (!bar_.found() || cost < bar_.cost || (cost == bar_.cost && count <= bar_.count)) {
                 std::vector<allocation_id> ids = chosen_ids();
-                if (best_.below(cost, count, ids)) {
+                if (bar_.below(cost, count, ids)) {
                     // Nothing to stop is what plan() refused already.
-                    if (!ids.empty() && trial(ids)) {
-                        offer(cost, std::move(ids));
+                    if (!ids.empty() && (!confirm_each_ || trial(ids))) {
+                        bar_.cost = cost;
+                        bar_.count = ids.size();
+                        bar_.ids = std::move(ids);
                         best_here_ = true;
                         return;
                     }
@@ -337,14 +482,14 @@ private:
         }
         if (i == items_.size()) return;
         // Bound: what completing the set costs at least.
-        const std::uint32_t missing = room() ? 0 : (units_ >= need_ ? 1 : need_ - units_);
-        if (!room() && units_ + suffix_gain_[i] < need_) return;
-        if (best_.found()) {
+        const std::uint32_t missing = std::max(units_ >= need_ ? 1 : need_ - units_, model_node_bound());
+        if (units_ + suffix_gain_[i] < need_) return;
+        if (bar_.found()) {
             const std::uint64_t at_least = cost + (default_cost() ? missing : 0);
-            const std::size_t count_at_least = count + (room() ? 0 : 1);
-            if (at_least > best_.cost) return;
-            if (at_least == best_.cost && count_at_least > best_.count) return;
-            if (at_least == best_.cost && count_at_least == best_.count && best_here_) return;
+            const std::size_t count_at_least = count + 1;
+            if (at_least > bar_.cost) return;
+            if (at_least == bar_.cost && count_at_least > bar_.count) return;
+            if (at_least == bar_.cost && count_at_least == bar_.count && best_here_) return;
         }
         const item& it = items_[i];
         apply(it, gpus_here_[i], +1);
@@ -369,12 +514,6 @@ private:
             if (!is_protected(id)) all.push_back(id);
         });
         std::sort(all.begin(), all.end());
-        errc reason = errc::ok;
-        {
-            auto placed = a_.with_released(all, [&](const allocator_type& a) { return a.plan(req_, scratch_); });
-            reason = placed ? *placed : placed.error();
-        }
-        if (reason != errc::ok) return reason;
         // Domains by what emptying them of unprotected allocations costs.
         const topology& t = a_.topo();
         std::vector<std::pair<std::uint64_t, domain_id>> order;
@@ -391,12 +530,18 @@ private:
             order.emplace_back(cost, d);
         }
         std::sort(order.begin(), order.end());
+        // The cheapest 1, 2, 4, ... domains emptied, the last time all.
         std::vector<allocation_id> chosen;
-        for (const auto& [cost, d] : order) {
-            for (const allocation_id id : in_domain[d])
-                if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) chosen.push_back(id);
-            if (trial(chosen)) break;
+        errc reason = errc::ok;
+        for (std::size_t taken = 0, batch = 1;; batch *= 2) {
+            for (const std::size_t end = std::min(order.size(), taken + batch); taken < end; ++taken)
+                for (const allocation_id id : in_domain[order[taken].second]) chosen.push_back(id);
+            std::sort(chosen.begin(), chosen.end());
+            chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+            reason = refusal(chosen);
+            if (reason == errc::ok || taken == order.size()) break;
         }
+        if (reason != errc::ok) return reason;  // all of them stopped, in vain
         // Leave out what is not needed, the most costly first.
         std::vector<std::pair<std::uint64_t, allocation_id>> by_cost;
         for (const allocation_id id : chosen) by_cost.emplace_back(cost_of(id), id);
@@ -421,8 +566,19 @@ private:
     std::vector<allocation_id> protect_;  // sorted
     placement scratch_;
     advice_key best_;
-    bool best_here_ = false;  // best_ was found in the domain being searched
+    // The domain being searched: the set to beat (best_, then what this
+    // domain found), whether this domain found it, and whether each set
+    // found is confirmed as found (else the least one, once, at the end).
+    advice_key bar_;
+    bool best_here_ = false;
+    bool confirm_each_ = false;
     std::size_t trials_ = 0;
+    std::size_t steps_ = 0;
+    std::size_t domains_searched_ = 0;
+#ifdef TOPOBLOCK_ADVICE_DEBUG
+public:
+    ~advisor() { TOPOBLOCK_ADVICE_DEBUG(trials_, steps_, domains_searched_); }
+#endif
     // The domain being searched.
     std::vector<item> items_;
     std::vector<std::uint32_t> gpus_here_;  // per item: its GPUs in the domain
@@ -431,10 +587,12 @@ private:
     std::vector<allocation_id> mandatory_;
     std::vector<allocation_id> seen_;
     std::vector<std::uint32_t> suffix_gain_;
-    std::vector<gpu_mask> masks_;
-    std::vector<bool> up_;
-    gpu_mask full_ = 0;
+    toolkit::domain_scratch<Capacity::max_nodes_per_domain> open_;  // usable GPUs of up nodes, by node
+    fixed_bitset<Capacity::max_nodes_per_domain> up_;
     std::uint32_t units_ = 0;
+    std::uint32_t whole_ = 0;       // up nodes with every GPU usable
+    std::uint32_t whole_need_ = 0;  // advice_room::whole_nodes
+    std::vector<std::uint32_t> held_nodes_;  // [held GPUs]: up nodes holding that many
     std::uint32_t need_ = 0;
     std::uint32_t closed_by_ = 0;
     std::uint32_t held_left_ = 0;
