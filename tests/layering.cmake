@@ -1,7 +1,7 @@
 # Fails when a header includes one from a higher layer (docs/design.md,
 # "Layers as built"). The order, lowest first; a header may include its own
 # layer and any below it. ROOT is the repository.
-set(layers config fwd version support topology request state policy allocator metrics io sim testing topoblock)
+set(layers config fwd version support topology request state policy allocator metrics advice io sim testing topoblock)
 file(GLOB_RECURSE headers RELATIVE "${ROOT}/include/topoblock" "${ROOT}/include/topoblock/*.hpp")
 set(wrong "")
 foreach(header IN LISTS headers)

@@ -208,7 +208,6 @@ private:
     bool trial(std::span<const allocation_id> ids) { return refusal(ids) == errc::ok; }
     // What placing answers with `ids` released (ok when it places).
     errc refusal(std::span<const allocation_id> ids) {
-        ++trials_;
         auto placed = a_.with_released(ids, [&](const allocator_type& a) { return a.plan(req_, scratch_); });
         return placed ? *placed : placed.error();
     }
@@ -382,7 +381,6 @@ private:
         auto empty = open_;
         for (std::uint32_t i = 0; i < shape.node_count; ++i) empty.open[i] = up_.test(i) ? empty.full : 0;
         if (!advice_room<Policy>::fits(a_.policy(), empty, req_)) return;
-        ++domains_searched_;
         // First trusting the model: its least set, confirmed once. Only
         // when the policy refuses it, again confirming each set found.
         bar_ = best_;
@@ -458,7 +456,6 @@ private:
     // of the same cost and count as the best found in this domain never
     // beats it.
     void dfs(std::size_t i, std::uint64_t cost) {
-        ++steps_;
         const std::size_t count = mandatory_.size() + chosen_.size();
         const bool fits = room();
         if (fits) {
@@ -572,13 +569,7 @@ private:
     advice_key bar_;
     bool best_here_ = false;
     bool confirm_each_ = false;
-    std::size_t trials_ = 0;
-    std::size_t steps_ = 0;
-    std::size_t domains_searched_ = 0;
-#ifdef TOPOBLOCK_ADVICE_DEBUG
-public:
-    ~advisor() { TOPOBLOCK_ADVICE_DEBUG(trials_, steps_, domains_searched_); }
-#endif
+
     // The domain being searched.
     std::vector<item> items_;
     std::vector<std::uint32_t> gpus_here_;  // per item: its GPUs in the domain
