@@ -76,6 +76,15 @@ struct advice_room {
         if (req.what == unit::nodes) return req.count;
         return req.whole_nodes && g != 0 ? (req.count + g - 1) / g : 0;
     }
+    // windows(policy, shape, req, f): when the placement is a run of whole
+    // nodes from a known list, calls f(first, count) (nodes by index in the
+    // domain) for each run that, wholly free, lets the policy place `req`
+    // in the domain, and returns true; then one of them must be wholly
+    // free, and advise stops just what holds one. False: none known.
+    template <class F>
+    static bool windows(const Policy&, const domain_shape&, const request&, F&&) {
+        return false;
+    }
 };
 
 // A run of consecutive wholly free sub-blocks that holds the request.
@@ -96,6 +105,20 @@ struct advice_room<contiguous_block> {
         if (req.what == unit::nodes) return req.count;
         return g == 0 ? 0 : (req.count + g - 1) / g;
     }
+    // From each sub-block, the fewest consecutive ones that hold the job.
+    template <class F>
+    static bool windows(const contiguous_block& policy, const domain_shape& shape, const request& req, F&& f) {
+        const detail::block_layout l = policy.layout(shape);
+        const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * shape.gpus_per_node : req.count;
+        for (std::uint32_t a = 0; a < l.count(); ++a) {
+            std::uint64_t gpus = 0;
+            std::uint32_t b = a;
+            while (b < l.count() && gpus < need) gpus += l.gpus_of(b++);
+            if (gpus < need) break;
+            f(l.first_node(a), l.first_node(b - 1) + l.nodes_of(b - 1) - l.first_node(a));
+        }
+        return true;
+    }
 };
 
 // A free buddy of the request's level or larger.
@@ -112,6 +135,15 @@ struct advice_room<buddy_split> {
         const std::uint32_t level = detail::buddy_level(req, req.count, g);
         if (level == detail::no_level || level >= 63 || (std::uint64_t{1} << level) < g) return 0;
         return static_cast<std::uint32_t>((std::uint64_t{1} << level) / g);
+    }
+    // Buddies of whole nodes: the aligned chunks of the job's level inside
+    // the domain (each lies inside one root of its forest).
+    template <class F>
+    static bool windows(const buddy_split& policy, const domain_shape& shape, const request& req, F&& f) {
+        const std::uint32_t nodes = whole_nodes(policy, req, shape.gpus_per_node);
+        if (nodes == 0) return false;
+        for (std::uint32_t first = 0; first + nodes <= shape.node_count; first += nodes) f(first, nodes);
+        return true;
     }
 };
 
@@ -339,7 +371,9 @@ private:
         closed_by_ = c.exclusive_holders;
         held_left_ = c.held_gpus;
         need_ = units_needed(shape.gpus_per_node);
-        std::uint64_t mandatory_cost = 0;
+        std::uint64_t& mandatory_cost = mandatory_cost_;
+        mandatory_cost = 0;
+        blocked_ = {};
         std::vector<allocation_id>& mandatory = mandatory_;
         mandatory.clear();
         for (const allocation_id id : seen) {
@@ -362,6 +396,7 @@ private:
             const bool must = it.exclusive || req_.exclusive_domain;
             if (is_protected(id)) {
                 if (must) return;  // the domain stays closed (or not empty)
+                for (std::uint32_t k = it.first; k < it.first + it.pieces; ++k) blocked_.set(pieces_[k].node);
                 continue;
             }
             it.cost = cost_of(id);
@@ -381,6 +416,7 @@ private:
         auto empty = open_;
         for (std::uint32_t i = 0; i < shape.node_count; ++i) empty.open[i] = up_.test(i) ? empty.full : 0;
         if (!advice_room<Policy>::fits(a_.policy(), empty, req_)) return;
+        if (search_windows(shape)) return;
         // First trusting the model: its least set, confirmed once. Only
         // when the policy refuses it, again confirming each set found.
         bar_ = best_;
@@ -397,6 +433,42 @@ private:
         confirm_each_ = true;
         dfs(0, mandatory_cost);
         if (best_here_) best_ = bar_;
+    }
+
+    // The policy's windows (advice_room::windows) in the domain being
+    // searched: for each, the allocations holding its nodes (with the
+    // mandatory ones) must stop, and suffice. The least such set, when the
+    // policy confirms it; false to search set by set instead (no windows
+    // known, or the policy refused).
+    bool search_windows(const domain_shape& shape) {
+        advice_key local = best_;
+        bool found = false;
+        std::vector<allocation_id> ids;
+        const bool known = advice_room<Policy>::windows(a_.policy(), shape, req_, [&](std::uint32_t first, std::uint32_t count) {
+            for (std::uint32_t i = first; i < first + count; ++i)
+                if (!up_.test(i) || blocked_.test(i)) return;  // down, draining, or held by a protected one
+            ids = mandatory_;
+            std::uint64_t cost = mandatory_cost_;
+            for (const item& it : items_) {
+                bool inside = false;
+                for (std::uint32_t p = it.first; p < it.first + it.pieces && !inside; ++p)
+                    inside = pieces_[p].node >= first && pieces_[p].node < first + count;
+                if (!inside) continue;
+                ids.push_back(it.id);
+                cost += it.cost;
+            }
+            std::sort(ids.begin(), ids.end());
+            if (ids.empty() || !local.below(cost, ids.size(), ids)) return;
+            local.cost = cost;
+            local.count = ids.size();
+            local.ids = ids;
+            found = true;
+        });
+        if (!known) return false;
+        if (!found) return true;
+        if (!trial(local.ids)) return false;
+        best_ = std::move(local);
+        return true;
     }
 
     std::uint32_t units_of(gpu_mask m) const noexcept {
@@ -576,6 +648,8 @@ private:
     std::vector<local_piece> pieces_;
     std::vector<std::size_t> chosen_;
     std::vector<allocation_id> mandatory_;
+    std::uint64_t mandatory_cost_ = 0;
+    fixed_bitset<Capacity::max_nodes_per_domain> blocked_;  // nodes a protected allocation holds
     std::vector<allocation_id> seen_;
     std::vector<std::uint32_t> suffix_gain_;
     toolkit::domain_scratch<Capacity::max_nodes_per_domain> open_;  // usable GPUs of up nodes, by node

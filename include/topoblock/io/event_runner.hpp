@@ -232,12 +232,20 @@ private:
     // The column just after word w, where a missing word would start.
     static std::uint32_t after(const word& w) { return w.column + static_cast<std::uint32_t>(w.text.size()); }
 
-    bool release(const std::vector<word>& w) {
-        if (w.size() < 2) return fail(after(w[0]), "release needs an ID");
-        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text));
+    // The running allocation an event of one ID word names (release,
+    // protect), or live_.end() with the line failed.
+    auto running(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), std::string(w[0].text) + " needs an ID"), live_.end();
+        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text)), live_.end();
         const auto it = live_.find(std::string(w[1].text));
         if (it == live_.end())
-            return fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text), errc::unknown_allocation);
+            fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text), errc::unknown_allocation);
+        return it;
+    }
+
+    bool release(const std::vector<word>& w) {
+        const auto it = running(w);
+        if (it == live_.end()) return false;
         (void)a_.release(it->second);
         protected_.erase(std::remove(protected_.begin(), protected_.end(), it->second), protected_.end());
         if (json_) out_ << "{\"id\":" << topoblock::detail::json_string(it->first) << ",\"state\":\"released\"}\n";
@@ -295,11 +303,8 @@ private:
 
     // Marks a running allocation as never advised to stop.
     bool protect(const std::vector<word>& w) {
-        if (w.size() < 2) return fail(after(w[0]), "protect needs an ID");
-        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text));
-        const auto it = live_.find(std::string(w[1].text));
-        if (it == live_.end())
-            return fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text), errc::unknown_allocation);
+        const auto it = running(w);
+        if (it == live_.end()) return false;
         if (std::find(protected_.begin(), protected_.end(), it->second) == protected_.end())
             protected_.push_back(it->second);
         if (json_) out_ << "{\"id\":" << topoblock::detail::json_string(it->first) << ",\"state\":\"protected\"}\n";
