@@ -268,15 +268,15 @@ private:
         const topology& t = a_.topo();
         const auto& state = a_.state();
         // One pass puts each domain's bound in an array (a domain that can
-        // never hold the request gets `never`); then a pass per bound, the
-        // least first, searches the domains that have it, up to the best
-        // cost found. Bounds cluster: one or two passes, as a rule.
+        // never hold the request gets `never`); then the domains are
+        // searched least bound first, up to the best cost found.
         constexpr std::uint32_t never = ~0U;
         std::vector<std::uint32_t> bounds(t.domain_count());
         const bool nodes = counts_nodes();
         const bool ranked = default_cost();
         const std::uint32_t uniform = t.uniform_gpus_per_node();
         const std::uint32_t uniform_need = units_needed(uniform);
+        const std::uint64_t uniform_whole = advice_room<Policy>::whole_nodes(a_.policy(), req_, uniform);
         std::uint32_t least = never;
         for (domain_id d = 0; d < t.domain_count(); ++d) {
             const domain_counters& c = state.domain(d);
@@ -284,40 +284,41 @@ private:
             const std::uint32_t up = nodes ? c.up_nodes : c.up_gpus;
             const std::uint32_t have = req_.exclusive_domain ? 0 : nodes ? c.free_nodes : c.free_gpus;
             std::uint32_t bound = req_.exclusive_domain ? c.held_gpus : have >= need ? 0 : need - have;
-            if (ranked && !req_.exclusive_domain) bound = std::max(bound, node_bound(d, c));
+            // Wholly free nodes need every GPU of theirs free.
+            if (ranked && !req_.exclusive_domain) {
+                const std::uint32_t g = uniform != 0 ? uniform : t.shape(d).gpus_per_node;
+                const std::uint64_t nodes = uniform != 0 ? uniform_whole : advice_room<Policy>::whole_nodes(a_.policy(), req_, g);
+                if (nodes * g > c.free_gpus) bound = static_cast<std::uint32_t>(std::max<std::uint64_t>(bound, nodes * g - c.free_gpus));
+            }
             if (!ranked) bound = 0;
             if (up < need || c.up_nodes == 0) bound = never;
             bounds[d] = bound;
             least = std::min(least, bound);
         }
-        for (std::uint32_t b = least; b != never && (!best_.found() || b <= best_.cost);) {
+        // A pass gathers the domains whose bounds lie in a span of a few
+        // values from the least left; they are searched bound by bound.
+        constexpr std::uint32_t span = 8;
+        std::vector<domain_id> gathered;
+        for (std::uint32_t lo = least; lo != never && (!best_.found() || lo <= best_.cost);) {
+            const std::uint32_t hi = lo + span;
             std::uint32_t after = never;
+            gathered.clear();
             for (domain_id d = 0; d < t.domain_count(); ++d) {
-                if (bounds[d] == b) search_domain(d);
-                else if (bounds[d] > b) after = std::min(after, bounds[d]);
+                if (bounds[d] <= hi) gathered.push_back(d);
+                else if (bounds[d] != never) after = std::min(after, bounds[d]);
             }
-            b = after;
+            for (std::uint32_t b = lo; b <= hi; ++b)
+                for (const domain_id d : gathered) {
+                    if (best_.found() && b > best_.cost) return;
+                    if (bounds[d] == b) search_domain(d);
+                }
+            for (const domain_id d : gathered) bounds[d] = never;
+            lo = after;
         }
     }
 
-    // What making the wholly free nodes the policy needs costs in domain d
-    // at least: the held GPUs of the emptiest nodes that are not free.
-    std::uint32_t node_bound(domain_id d, const domain_counters& c) const {
-        const std::uint32_t g = a_.topo().shape(d).gpus_per_node;
-        std::uint32_t missing = advice_room<Policy>::whole_nodes(a_.policy(), req_, g);
-        if (missing <= c.free_nodes) return 0;
-        missing -= c.free_nodes;
-        std::uint32_t bound = 0;
-        for (std::uint32_t k = g; k-- > 0 && missing > 0;) {
-            const auto n = static_cast<std::uint32_t>(a_.state().nodes_with_unheld(d, k).count());
-            const std::uint32_t take = std::min(n, missing);
-            bound += take * (g - k);
-            missing -= take;
-        }
-        return bound;
-    }
-
-    // The same in the model, from its count of up nodes by held GPUs.
+    // What making the wholly free nodes the policy needs costs at least in
+    // the model: the held GPUs of its emptiest up nodes that are not free.
     std::uint32_t model_node_bound() const noexcept {
         if (whole_need_ <= whole_) return 0;
         std::uint32_t missing = whole_need_ - whole_;
@@ -333,6 +334,17 @@ private:
     void search_domain(domain_id d) {
         const auto& state = a_.state();
         const domain_shape shape = a_.topo().shape(d);
+        {
+            // The policy's shape must fit the domain with everything stopped.
+            toolkit::domain_scratch<Capacity::max_nodes_per_domain> empty;
+            empty.first_node = shape.first_node;
+            empty.node_count = shape.node_count;
+            empty.gpus_per_node = shape.gpus_per_node;
+            empty.full = full_gpu_mask(shape.gpus_per_node);
+            for (std::uint32_t i = 0; i < shape.node_count; ++i)
+                empty.open[i] = state.health(shape.first_node + i) == node_health::up ? empty.full : 0;
+            if (!advice_room<Policy>::fits(a_.policy(), empty, req_)) return;
+        }
         items_.clear();
         gpus_here_.clear();
         pieces_.clear();
@@ -412,10 +424,6 @@ private:
         // Suffix sums of the gains: what the items from i on can free at most.
         suffix_gain_.assign(items_.size() + 1, 0);
         for (std::size_t i = items_.size(); i-- > 0;) suffix_gain_[i] = suffix_gain_[i + 1] + items_[i].gain;
-        // The policy's shape must fit the domain with everything stopped.
-        auto empty = open_;
-        for (std::uint32_t i = 0; i < shape.node_count; ++i) empty.open[i] = up_.test(i) ? empty.full : 0;
-        if (!advice_room<Policy>::fits(a_.policy(), empty, req_)) return;
         if (search_windows(shape)) return;
         // First trusting the model: its least set, confirmed once. Only
         // when the policy refuses it, again confirming each set found.
