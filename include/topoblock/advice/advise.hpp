@@ -287,8 +287,8 @@ private:
             // Wholly free nodes need every GPU of theirs free.
             if (ranked && !req_.exclusive_domain) {
                 const std::uint32_t g = uniform != 0 ? uniform : t.shape(d).gpus_per_node;
-                const std::uint64_t nodes = uniform != 0 ? uniform_whole : advice_room<Policy>::whole_nodes(a_.policy(), req_, g);
-                if (nodes * g > c.free_gpus) bound = static_cast<std::uint32_t>(std::max<std::uint64_t>(bound, nodes * g - c.free_gpus));
+                const std::uint64_t whole = uniform != 0 ? uniform_whole : advice_room<Policy>::whole_nodes(a_.policy(), req_, g);
+                if (whole * g > c.free_gpus) bound = static_cast<std::uint32_t>(std::max<std::uint64_t>(bound, whole * g - c.free_gpus));
             }
             if (!ranked) bound = 0;
             if (up < need || c.up_nodes == 0) bound = never;
@@ -357,6 +357,8 @@ private:
             const gpu_mask held = state.node_full_mask(n) & ~state.unheld_gpus(n);
             for (gpu_mask m = held; m != 0; m &= m - 1) {
                 const allocation_id id = state.owner(n, static_cast<std::uint32_t>(std::countr_zero(m)));
+                // A job's GPUs mostly come in a row: the last one seen first.
+                if (!seen.empty() && seen.back() == id) continue;
                 if (std::find(seen.begin(), seen.end(), id) == seen.end()) seen.push_back(id);
             }
         }
