@@ -58,7 +58,7 @@ topoblock place: line 5, column 17: unknown request word 'colour=red' (expected 
 topoblock place: line 6, column 8: unknown node 'node9'
 topoblock place: line 7, column 8: node 'node5' is not free
 topoblock place: line 8, column 9: no running allocation 'zz'
-topoblock place: line 9, column 1: unknown event 'reboot' (expected alloc, hold, release, down, drain, up, save, explain or stats)
+topoblock place: line 9, column 1: unknown event 'reboot' (expected alloc, hold, release, down, drain, up, save, explain, stats, advise or protect)
 topoblock place: line 10, column 10: unbalanced bracket: '[' is never closed
 topoblock place: line 13, column 9: 'nodes' needs a value: nodes=...
 topoblock place: line 14, column 14: '4294967296' is too large (at most 4294967295)
@@ -116,7 +116,7 @@ string(ASCII 7 bel)
 topoblock_run(NAME "huge words and control bytes" ARGS place --topology "${eight}"
   INPUT "${huge}\nalloc a nodes=1 ${huge}\nrelease ${huge}\nalloc b nodes=1${esc}[2J\ndown node${bel}[1-2]\ndown node[1-${huge}]\nhold c node1 ${esc}]0${bel}\n"
   STATUS 1 OUT ""
-  ERR "topoblock place: line 1, column 1: unknown event ${cut} (expected alloc, hold, release, down, drain, up, save, explain or stats)
+  ERR "topoblock place: line 1, column 1: unknown event ${cut} (expected alloc, hold, release, down, drain, up, save, explain, stats, advise or protect)
 topoblock place: line 2, column 17: unknown request word ${cut} (expected nodes=, gpus=, segment=, spread-segments, exclusive=topo, whole-nodes, locality=)
 topoblock place: line 3, column 9: no running allocation ${cut}
 topoblock place: line 4, column 15: expected a positive number, got '1\\x1b[2J'

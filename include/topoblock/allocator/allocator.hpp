@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -153,6 +154,53 @@ public:
         auto done = state_.release(id);
         if (done) notify_policy();
         return done;
+    }
+
+    // A what-if: releases the allocations `ids`, calls f(const allocator&)
+    // (to plan() a request, read the state), and puts them back exactly as
+    // they were: the same ids and records, and the same ids and decisions
+    // afterwards, as though nothing had happened (the policy hears of every
+    // change both ways). Returns what f returns. Also when f throws, the
+    // allocations come back. Errors: unknown_allocation (an id not live, or
+    // named twice), before anything changes. Cost: each release and its
+    // undoing cost what release and allocate do, plus f.
+    template <class F>
+    auto with_released(std::span<const allocation_id> ids, F&& f)
+        -> expected<std::invoke_result_t<F&, const basic_allocator&>, errc> {
+        using result = std::invoke_result_t<F&, const basic_allocator&>;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (state_.find(ids[i]) == nullptr) return unexpected(errc::unknown_allocation);
+            for (std::size_t j = 0; j < i; ++j)
+                if (ids[j] == ids[i]) return unexpected(errc::unknown_allocation);
+        }
+        std::vector<allocation_record> saved;
+        saved.reserve(ids.size());
+        for (const allocation_id id : ids) saved.push_back(*state_.find(id));
+        // Puts back, last first, the ones released so far.
+        struct put_back {
+            basic_allocator& self;
+            std::span<const allocation_id> ids;
+            const std::vector<allocation_record>& saved;
+            std::size_t released = 0;
+            ~put_back() {
+                while (released > 0) {
+                    --released;
+                    self.state_.reinstate(ids[released], saved[released]);
+                    self.notify_policy();
+                }
+            }
+        } guard{*this, ids, saved};
+        for (const allocation_id id : ids) {
+            (void)state_.release(id);
+            notify_policy();
+            ++guard.released;
+        }
+        if constexpr (std::is_void_v<result>) {
+            f(std::as_const(*this));
+            return {};
+        } else {
+            return f(std::as_const(*this));
+        }
     }
 
     // Changes a node's health and returns the allocations that hold GPUs on a

@@ -1,10 +1,11 @@
 #pragma once
 
 // The event stream of `topoblock place` (docs/place.md), applied to one
-// allocator: alloc, hold, release, down, drain, up, save, explain and stats
-// lines in; one answer per decision (and per question) out, as text or as
-// JSON objects.
+// allocator: alloc, hold, release, down, drain, up, save, explain, stats,
+// advise and protect lines in; one answer per decision (and per question)
+// out, as text or as JSON objects.
 
+#include <topoblock/advice/advise.hpp>
 #include <topoblock/advice/explain.hpp>
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/io/hostlist.hpp>
@@ -114,8 +115,10 @@ private:
         if (verb == "save") return save(w);
         if (verb == "explain") return explain_event(w);
         if (verb == "stats") return stats(w);
+        if (verb == "advise") return advise_event(w);
+        if (verb == "protect") return protect(w);
         return fail(w[0].column, "unknown event " + topoblock::detail::quoted(verb) +
-                                     " (expected alloc, hold, release, down, drain, up, save, explain or stats)");
+                                     " (expected alloc, hold, release, down, drain, up, save, explain, stats, advise or protect)");
     }
 
     // The ID of `alloc` and `hold`: present, not naming a live job, and in
@@ -234,13 +237,22 @@ private:
     // The column just after word w, where a missing word would start.
     static std::uint32_t after(const word& w) { return w.column + static_cast<std::uint32_t>(w.text.size()); }
 
-    bool release(const std::vector<word>& w) {
-        if (w.size() < 2) return fail(after(w[0]), "release needs an ID");
-        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text));
+    // The running allocation an event of one ID word names (release,
+    // protect), or live_.end() with the line failed.
+    auto running(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), std::string(w[0].text) + " needs an ID"), live_.end();
+        if (w.size() > 2) return fail(w[2].column, "unexpected " + topoblock::detail::quoted(w[2].text)), live_.end();
         const auto it = live_.find(std::string(w[1].text));
         if (it == live_.end())
-            return fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text), errc::unknown_allocation);
+            fail(w[1].column, "no running allocation " + topoblock::detail::quoted(w[1].text), errc::unknown_allocation);
+        return it;
+    }
+
+    bool release(const std::vector<word>& w) {
+        const auto it = running(w);
+        if (it == live_.end()) return false;
         (void)a_.release(it->second);
+        protected_.erase(std::remove(protected_.begin(), protected_.end(), it->second), protected_.end());
         if (json_) out_ << "{\"id\":" << topoblock::detail::json_string(it->first) << ",\"state\":\"released\"}\n";
         live_.erase(it);
         return true;
@@ -250,6 +262,57 @@ private:
         std::vector<node_id> nodes;
         if (!one_hostlist(w, 1, nodes)) return false;
         for (node_id n : nodes) (void)a_.set_health(n, h);
+        return true;
+    }
+
+    // "ID ADVISE a,b,c": the running allocations to stop so that the
+    // request places (advice/advise.hpp), by their IDs in the stream's
+    // sorted order; "ID ADVISE none" when it places now; "ID ADVISE
+    // impossible REASON" when stopping every unprotected one would not help.
+    bool advise_event(const std::vector<word>& w) {
+        if (w.size() < 2) return fail(after(w[0]), "advise needs an ID");
+        if (json_ && !topoblock::detail::valid_utf8(w[1].text))
+            return fail(w[1].column, "ID " + topoblock::detail::quoted(w[1].text) + " is not UTF-8, which JSON cannot carry");
+        const auto q = parse_request(std::span<const word>(w).subspan(2), after(w[1]));
+        if (!q) return fail(q.error().column, q.error().message);
+        advise_options options;
+        options.protect = protected_;
+        const advice got = topoblock::advise(a_, *q, options);
+        std::vector<std::string> names;
+        for (const auto& [name, id] : live_)
+            if (std::binary_search(got.stop.begin(), got.stop.end(), id)) names.push_back(name);
+        std::sort(names.begin(), names.end());
+        const std::string id(w[1].text);
+        if (!json_) {
+            out_ << id << " ADVISE ";
+            if (got.kind == advice_kind::none) out_ << "none";
+            else if (got.kind == advice_kind::impossible) out_ << "impossible " << to_string(got.reason);
+            for (std::size_t i = 0; i < names.size(); ++i) out_ << (i ? "," : "") << names[i];
+            out_ << '\n';
+            return true;
+        }
+        out_ << "{\"id\":" << topoblock::detail::json_string(id) << ",\"state\":\"advice\",\"advice\":\"";
+        if (got.kind == advice_kind::none) {
+            out_ << "none\"";
+        } else if (got.kind == advice_kind::impossible) {
+            out_ << "impossible\",\"reason\":\"" << to_string(got.reason)
+                 << "\",\"message\":" << topoblock::detail::json_string(describe(got.reason));
+        } else {
+            out_ << "stop\",\"stop\":[";
+            for (std::size_t i = 0; i < names.size(); ++i) out_ << (i ? "," : "") << topoblock::detail::json_string(names[i]);
+            out_ << "],\"gpus\":" << got.cost << ",\"exact\":" << (got.exact ? "true" : "false");
+        }
+        out_ << "}\n";
+        return true;
+    }
+
+    // Marks a running allocation as never advised to stop.
+    bool protect(const std::vector<word>& w) {
+        const auto it = running(w);
+        if (it == live_.end()) return false;
+        if (std::find(protected_.begin(), protected_.end(), it->second) == protected_.end())
+            protected_.push_back(it->second);
+        if (json_) out_ << "{\"id\":" << topoblock::detail::json_string(it->first) << ",\"state\":\"protected\"}\n";
         return true;
     }
 
@@ -329,6 +392,8 @@ private:
     std::ostream& err_;
     bool json_;
     std::unordered_map<std::string, allocation_id> live_;
+    // Running allocations `protect` marked (not kept in snapshots).
+    std::vector<allocation_id> protected_;
     std::string program_;
     std::uint32_t line_ = 0;
     placement scratch_;  // explain's dry runs

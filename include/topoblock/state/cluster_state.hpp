@@ -200,6 +200,9 @@ public:
     struct commit_options {
         // hold(): adopt usage made elsewhere, which may sit on draining nodes.
         bool allow_draining = false;
+        // reinstate(): put back what a release took, which may sit on nodes
+        // that went down while it ran.
+        bool allow_down = false;
         // When set, the GPUs the job asked for; otherwise the GPUs held.
         std::uint32_t requested_gpus = 0;
     };
@@ -250,7 +253,8 @@ public:
                 const node_place place = topo_.place(p.node);
                 const node_health h = health_[p.node];
                 if ((p.gpus & ~node_free_[p.node]) != 0 || closed_to_job(place.domain)) return false;
-                if (h != node_health::up && (h == node_health::down || !options.allow_draining)) return false;
+                if (h == node_health::drain && !options.allow_draining) return false;
+                if (h == node_health::down && !options.allow_down) return false;
                 move_piece<true>(p, place, slot, totals_change);
                 ++applied;
                 held += count_bits(p.gpus);
@@ -287,6 +291,42 @@ public:
         requested_gpus_ -= record.requested_gpus;
         release_slot(slot);
         return {};
+    }
+
+    // Puts back the allocation `id` that release() just took away, exactly
+    // as it was: the same id, record and GPUs, and the slot table as before
+    // the release, so later ids and decisions are those the state would
+    // have given without the release. `saved` is a copy of its record made
+    // before the release. Several releases are put back last first, with no
+    // other change in between. For what-if questions (allocator's
+    // with_released). Preconditions (TOPOBLOCK_ASSERT): as said; then the
+    // commit cannot fail. May throw std::bad_alloc copying the pieces.
+    void reinstate(allocation_id id, const allocation_record& saved) {
+        const std::uint64_t low = id.value & 0xffffffffULL;
+        TOPOBLOCK_ASSERT(low != 0 && low <= slot_count_);
+        const auto s = static_cast<std::uint32_t>(low - 1);
+        slot& into = at(s);
+        TOPOBLOCK_ASSERT(!into.live());
+        // The release put the slot at the front of the free list, or retired
+        // it when its generation ran out: commit takes it from the front, one
+        // generation before the id's.
+        std::uint32_t rest = free_head_;
+        if (into.next_free == retired_mark) {
+            --retired_;
+        } else {
+            TOPOBLOCK_ASSERT(free_head_ == s);
+            rest = into.next_free;
+        }
+        into.generation = static_cast<std::uint32_t>(id.value >> 32) - 1;
+        into.next_free = rest;
+        free_head_ = s;
+        commit_options options;
+        options.allow_draining = true;
+        options.allow_down = true;
+        options.requested_gpus = saved.requested_gpus;
+        [[maybe_unused]] const auto again = commit(saved.asked, saved.pieces.runs(), options);
+        TOPOBLOCK_ASSERT(again && *again == id);
+        into.record.hit_by_failure = saved.hit_by_failure;
     }
 
     // Changes a node's health. Allocations holding GPUs of a node that goes
