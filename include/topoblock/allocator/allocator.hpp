@@ -176,11 +176,15 @@ public:
         std::vector<allocation_record> saved;
         saved.reserve(ids.size());
         for (const allocation_id id : ids) saved.push_back(*state_.find(id));
+        // A policy that learns from the jobs it sees (fragmentation_aware)
+        // must not learn the put-back allocations as new jobs.
+        using checkpoint = decltype(learning_checkpoint());
         // Puts back, last first, the ones released so far.
         struct put_back {
             basic_allocator& self;
             std::span<const allocation_id> ids;
             const std::vector<allocation_record>& saved;
+            checkpoint learned;
             std::size_t released = 0;
             ~put_back() {
                 while (released > 0) {
@@ -188,8 +192,9 @@ public:
                     self.state_.reinstate(ids[released], saved[released]);
                     self.notify_policy();
                 }
+                if constexpr (!std::is_same_v<checkpoint, no_learning>) self.policy_.restore_learning(std::move(learned));
             }
-        } guard{*this, ids, saved};
+        } guard{*this, ids, saved, learning_checkpoint()};
         for (const allocation_id id : ids) {
             (void)state_.release(id);
             notify_policy();
@@ -262,6 +267,16 @@ private:
         }
         if (!nodes && req.count > state_.available().gpus) return errc::insufficient_free;
         return errc::ok;
+    }
+
+    // What with_released keeps of a policy that learns (an optional member
+    // pair, learning_checkpoint() and restore_learning(saved)).
+    struct no_learning {};
+    auto learning_checkpoint() const {
+        if constexpr (requires { policy_.learning_checkpoint(); })
+            return policy_.learning_checkpoint();
+        else
+            return no_learning{};
     }
 
     void notify_policy() {

@@ -191,6 +191,21 @@ struct fragmentation_aware {
     const detail::size_mix& mix() const noexcept { return mix_; }
     bool learning() const noexcept { return learning_; }
 
+    // What a what-if (allocator::with_released) must not teach the policy:
+    // the mix and the jobs it has seen, taken before and put back after.
+    // O(largest domain).
+    struct learned {
+        detail::size_mix mix;
+        std::size_t allocations = 0;
+        std::uint64_t requested = 0;
+    };
+    learned learning_checkpoint() const { return {mix_, seen_allocations_, seen_requested_}; }
+    void restore_learning(learned saved) noexcept {
+        mix_ = std::move(saved.mix);
+        seen_allocations_ = saved.allocations;
+        seen_requested_ = saved.requested;
+    }
+
     std::size_t memory_bytes() const noexcept { return best_.memory_bytes() + mix_.memory_bytes() + heap_bytes(given_); }
 
     // best-fit's buckets and the value table against a recount: empty, or
