@@ -42,8 +42,8 @@ struct slurm_block_shape {
 // plain reading, how GPU requests are treated and what differs by version.
 // - From 26.05, a job of one node (nodes=1, not exclusive) skips the block
 //   rules: it takes the first wholly free node in node order (cons_tres's
-//   _get_one_res with equal node weights), O(domains) counter reads plus
-//   one node set's words.
+//   _get_one_res with equal node weights), a few word scans of the
+//   summaries below.
 // - A job of N nodes uses the smallest enabled level of at least N nodes (none:
 //   the whole cluster is one group) and, with LL the largest enabled level
 //   below it, at most ceil(N / (2^LL * S)) level-LL blocks.
@@ -371,19 +371,25 @@ private:
 
     // _get_one_res with every node of equal weight: the first node in node
     // order (base blocks and the nodes outside them alike) that is up and
-    // wholly free in a domain no exclusive job holds.
+    // wholly free in a domain no exclusive job holds. The base blocks come
+    // first in node order: the lowest with a wholly free node is the lower
+    // of the lowest full block and the lowest filed under a free-node count
+    // of 1 or more (a few word scans); the domains outside every block are
+    // read only when no block has one.
     template <class State>
-    static errc first_free_node(const State& state, placement& out) {
+    errc first_free_node(const State& state, placement& out) const {
         const topology& topo = state.topo();
-        for (domain_id d = 0; d < topo.domain_count(); ++d) {
-            if (state.domain(d).free_nodes == 0 || !state.domain_open(d)) continue;
-            const domain_shape info = topo.shape(d);
-            const auto n = static_cast<node_id>(info.first_node + state.free_nodes_in(d).find_first());
-            out.add(n, full_gpu_mask(info.gpus_per_node));
-            return errc::ok;
-        }
+        const std::size_t full = full_blocks_.find_first();
+        std::uint32_t d = blocks_by_qualifying_[0].first_in_keys(1, full_nodes_);
+        if (full < full_blocks_.size()) d = std::min(d, static_cast<std::uint32_t>(full));
+        for (domain_id o = attached_shape_.block_count; d == npos32 && o < topo.domain_count(); ++o)
+            if (state.domain(o).free_nodes != 0 && state.domain_open(o)) d = o;
         // As the block rules answer: free nodes elsewhere are fragmentation.
-        return state.available().nodes != 0 ? errc::fragmented : errc::insufficient_free;
+        if (d == npos32) return state.available().nodes != 0 ? errc::fragmented : errc::insufficient_free;
+        const domain_shape info = topo.shape(d);
+        const auto n = static_cast<node_id>(info.first_node + state.free_nodes_in(d).find_first());
+        out.add(n, full_gpu_mask(info.gpus_per_node));
+        return errc::ok;
     }
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
