@@ -272,10 +272,14 @@ inline std::string known_policies() {
     return known;
 }
 
-inline policy_settings settings_for(const cluster& c, std::int64_t block_gpus) {
+// `slurm_version`: the Slurm release slurm-block follows ("25.11" or "26.05").
+inline policy_settings settings_for(const cluster& c, std::int64_t block_gpus, std::string_view slurm_version_text) {
     policy_settings settings;
     settings.block_gpus = count_of(block_gpus, "block_gpus", 1);
     if (c.slurm) settings.slurm = *c.slurm;
+    const auto version = parse_slurm_version(slurm_version_text);
+    if (!version) raise_invalid("slurm_version: " + slurm_version_error(slurm_version_text));
+    settings.slurm.set_version(*version);
     return settings;
 }
 
@@ -318,8 +322,8 @@ inline const char* locality_name(locality l) {
 
 class py_allocator {
 public:
-    py_allocator(const cluster& c, std::string_view policy, std::int64_t block_gpus) {
-        const policy_settings settings = settings_for(c, block_gpus);
+    py_allocator(const cluster& c, std::string_view policy, std::int64_t block_gpus, std::string_view slurm_version_text) {
+        const policy_settings settings = settings_for(c, block_gpus, slurm_version_text);
         const bool known = with_policy(policy, settings, [&](auto p) {
             auto made = allocator<decltype(p)>::create(c.topo, p);
             if (!made) raise_invalid("policy " + detail::quoted(policy) + ": " + made.error().to_string());
@@ -509,6 +513,7 @@ struct simulate_args {
     std::uint64_t seed = 1;
     locality where = locality::require;
     std::int64_t block_gpus = 8;
+    std::string slurm_version{to_string(newest_slurm_version)};
     sim::engine_options engine;
 };
 
@@ -535,7 +540,7 @@ inline py::dict summary_of(const sim::policy_result& r, const sim::run_settings&
 inline py::dict simulate(const cluster& c, const py::object& workload, const py::object& policies,
                          simulate_args a, bool job_records, bool timeline) {
     const std::vector<std::string> names = policies_of(policies);
-    const policy_settings settings = settings_for(c, a.block_gpus);
+    const policy_settings settings = settings_for(c, a.block_gpus, a.slurm_version);
     for (const auto& name : names)
         with_policy(name, settings, [&](const auto& policy) {
             if (std::string wrong = policy_traits<std::decay_t<decltype(policy)>>::validate(policy, c.topo); !wrong.empty())
@@ -741,10 +746,10 @@ PYBIND11_MODULE(topoblock, m) {
 
     py::class_<py_allocator> allocator_class(m, "Allocator", "Places requests on a topology under one built-in policy");
     allocator_class
-        .def(py::init([](const cluster& c, std::string_view policy, std::int64_t block_gpus) {
-                 return py_allocator(c, policy, block_gpus);
+        .def(py::init([](const cluster& c, std::string_view policy, std::int64_t block_gpus, std::string_view slurm_version) {
+                 return py_allocator(c, policy, block_gpus, slurm_version);
              }),
-             "topology"_a, "policy"_a = "best-fit", "block_gpus"_a = 8)
+             "topology"_a, "policy"_a = "best-fit", "block_gpus"_a = 8, "slurm_version"_a = to_string(newest_slurm_version))
         // The common call first: pybind11 tries overloads in order, and one
         // GPU count is what a scheduler loop passes most.
         .def(
@@ -785,7 +790,7 @@ PYBIND11_MODULE(topoblock, m) {
         "simulate",
         [](const py::object& topology_arg, const py::object& workload, const py::object& policies,
            std::int64_t jobs, std::optional<double> load, std::string queue, std::uint64_t seed,
-           std::string_view where, std::int64_t block_gpus, std::optional<double> until,
+           std::string_view where, std::int64_t block_gpus, std::string slurm_version, std::optional<double> until,
            std::optional<double> snapshot, double comm_share, double nvlink_gbps, double ib_gbps, bool stretch,
            double node_mtbf_hours, double repair_hours, std::int64_t max_requeues, bool job_records, bool timeline) {
             if (!py::isinstance<py::str>(topology_arg) && !py::isinstance<cluster>(topology_arg))
@@ -801,6 +806,7 @@ PYBIND11_MODULE(topoblock, m) {
             a.seed = seed;
             a.where = locality_of(where);
             a.block_gpus = block_gpus;
+            a.slurm_version = std::move(slurm_version);
             const double forever = std::numeric_limits<double>::max();
             if (until) a.engine.until_s = real_of(*until, "until", 0.0, forever);
             if (snapshot) a.engine.snapshot_s = real_of(*snapshot, "snapshot", 0.0, forever);
@@ -820,7 +826,7 @@ PYBIND11_MODULE(topoblock, m) {
         },
         "topology"_a, "workload"_a = "helios", py::kw_only(), "policies"_a = "all", "jobs"_a = 20000,
         "load"_a = py::none(), "queue"_a = "easy", "seed"_a = 1, "locality"_a = "require", "block_gpus"_a = 8,
-        "until"_a = py::none(), "snapshot"_a = py::none(), "comm_share"_a = 0.1, "nvlink_gbps"_a = 900.0,
+        "slurm_version"_a = to_string(newest_slurm_version), "until"_a = py::none(), "snapshot"_a = py::none(), "comm_share"_a = 0.1, "nvlink_gbps"_a = 900.0,
         "ib_gbps"_a = 50.0, "stretch"_a = true, "node_mtbf_hours"_a = 0.0, "repair_hours"_a = 4.0,
         "max_requeues"_a = 5, "job_records"_a = true, "timeline"_a = false,
         "Replays a workload (a mix name, a CSV trace path, or a list of jobs) under each policy; returns a dict "

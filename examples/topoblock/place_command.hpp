@@ -11,6 +11,7 @@
 #include <topoblock/io/load_topology.hpp>
 #include <topoblock/io/snapshot.hpp>
 #include <topoblock/policy/registry.hpp>
+#include <topoblock/policy/slurm_version.hpp>
 #include <topoblock/request/request_text.hpp>
 #include <topoblock/support/quote.hpp>
 #include <topoblock/support/read_file.hpp>
@@ -44,19 +45,23 @@ struct place_options {
     std::string load_state;        // a snapshot to start from
     std::string save_state;        // where to write a snapshot when the input ends
     bool json = false;             // answers as JSON objects, one a line
+    slurm_version slurm = newest_slurm_version;  // slurm-block: whose node selection
+    bool slurm_given = false;
 };
 
 namespace place_detail {
 
 inline constexpr std::string_view usage_text =
     "usage: topoblock place --topology FILE|SPEC [--policy NAME] [--gpus-per-node N] [--nodes HOSTLIST]\n"
-    "                       [--load-state FILE] [--save-state FILE] [--json]\n"
+    "                       [--slurm-version V] [--load-state FILE] [--save-state FILE] [--json]\n"
     "  --topology       topology.conf, topology.yaml, `kubectl get nodes --show-labels` or\n"
     "                   `-o json` output, or a preset such as nvl72:4 (or a file holding one)\n"
     "  --policy         slurm-block (default), first-fit, best-fit, ...\n"
     "  --gpus-per-node  GPUs of each node of a Slurm file, or of a labelled node without\n"
     "                   nvidia.com/gpu.count (default 4)\n"
     "  --nodes          every node in slurm.conf order (nodes outside blocks included)\n"
+    "  --slurm-version  slurm-block: the Slurm release whose node selection to follow,\n"
+    "                   25.11 or 26.05 (default 26.05; docs/slurm-block.md)\n"
     "  --load-state     start from a snapshot that --save-state or `save` wrote\n"
     "  --save-state     write a snapshot when the input ends\n"
     "  --json           each answer as one JSON object a line (docs/place.md)\n"
@@ -67,8 +72,9 @@ inline constexpr std::string_view usage_text =
     "  explain ID REQUEST (why it would or would not be placed now) | stats (allocatable jobs by size, compaction)\n";
 
 // The options that take a value, and the one that takes none.
-inline constexpr std::array<std::string_view, 6> valued_flags{"--topology",   "--policy",     "--nodes",
-                                                              "--load-state", "--save-state", "--gpus-per-node"};
+inline constexpr std::array<std::string_view, 7> valued_flags{"--topology",   "--policy",     "--nodes",
+                                                              "--load-state", "--save-state", "--gpus-per-node",
+                                                              "--slurm-version"};
 
 // The topology of --topology, whatever its source (io::load_topology).
 inline expected<io::loaded_topology, error> load(const place_options& o) {
@@ -131,9 +137,16 @@ inline bool parse_args(const std::vector<std::string_view>& args, place_options&
                 return bad(bad_value(flag, "a whole number from 1 to " + std::to_string(max_gpus_per_node), value, n.error()));
             o.gpus_per_node = static_cast<std::uint32_t>(*n);
             o.gpus_per_node_given = true;
+        } else if (flag == "--slurm-version") {
+            const auto v = parse_slurm_version(value);
+            if (!v) return bad(bad_value(flag, "one of " + std::string(slurm_version_names), value));
+            o.slurm = *v;
+            o.slurm_given = true;
         }
     }
     if (o.topology.empty()) return bad("--topology is required");
+    if (o.slurm_given && o.policy != "slurm-block")
+        return bad("--slurm-version applies to slurm-block, not to --policy " + topoblock::detail::quoted(o.policy));
     return true;
 }
 
@@ -208,6 +221,7 @@ inline int run_place(const std::vector<std::string_view>& args, std::istream& in
     }
     policy_settings settings;
     if (cluster->slurm) settings.slurm = slurm_block(*cluster->slurm);
+    settings.slurm.set_version(o.slurm);
     int status = 2;
     const bool known = with_policy(o.policy, settings, [&](auto policy) {
         using policy_type = decltype(policy);

@@ -7,6 +7,7 @@
 
 #include <topoblock/io/load_topology.hpp>
 #include <topoblock/policy/registry.hpp>
+#include <topoblock/policy/slurm_version.hpp>
 #include <topoblock/sim/engine.hpp>
 #include <topoblock/sim/load.hpp>
 #include <topoblock/sim/queue.hpp>
@@ -56,6 +57,7 @@ struct simulate_settings {
     sim::engine_options engine;
     locality where = locality::require;
     policy_settings policy;
+    slurm_version slurm = newest_slurm_version;  // slurm-block: whose node selection
     std::string csv_path;
     std::string svg_path = "topoblock-comparison.svg";
     // The options the command line gave, for the checks that refuse one
@@ -88,6 +90,8 @@ inline void simulate_usage(std::FILE* to) {
         "  --snapshot T           moment of the heat map (default: middle of the arrivals)\n"
         "  --locality require|prefer|any   how jobs treat NVLink domains (default require)\n"
         "  --block-gpus N         sub-block size of block policies (default 8)\n"
+        "  --slurm-version V      slurm-block: the Slurm release whose node selection to follow,\n"
+        "                         25.11 or 26.05 (default 26.05; docs/slurm-block.md)\n"
         "  --comm-share X         communication share of run time (default 0.1; 0 disables)\n"
         "  --nvlink-gbps X        NVLink GB/s per GPU per direction (default 900)\n"
         "  --ib-gbps X            InfiniBand GB/s per GPU per direction (default 50)\n"
@@ -135,10 +139,11 @@ inline bool stderr_is_terminal() {
 }
 
 // The options that take a value; --no-stretch and --help take none.
-inline constexpr std::array<std::string_view, 20> simulate_valued_flags{
+inline constexpr std::array<std::string_view, 21> simulate_valued_flags{
     "--topology",    "--workload",    "--jobs",           "--load",         "--small-share",  "--policy", "--queue",  "--seed",
     "--until",       "--snapshot",    "--locality",       "--block-gpus",   "--comm-share",   "--nvlink-gbps",
-    "--ib-gbps",     "--node-mtbf-hours", "--repair-hours", "--max-requeues", "--csv",         "--svg"};
+    "--ib-gbps",     "--node-mtbf-hours", "--repair-hours", "--max-requeues", "--csv",         "--svg",
+    "--slurm-version"};
 
 // Parses argv into settings; returns an exit code when the command should
 // stop (help: 0, bad usage: 2, the error on `err`).
@@ -210,6 +215,10 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
             const auto n = parse_whole(value, 1, max_u32);
             if (!n) return refuse("a whole number from 1 to 4294967295", n.error());
             s.policy.block_gpus = static_cast<std::uint32_t>(*n);
+        } else if (flag == "--slurm-version") {
+            const auto v = parse_slurm_version(value);
+            if (!v) return refuse("one of " + std::string(slurm_version_names));
+            s.slurm = *v;
         } else if (flag == "--comm-share") {
             const auto x = parse_real(value, 0.0, 1.0);
             if (!x) return refuse("a number from 0 to 1", x.error());
@@ -255,6 +264,8 @@ inline std::string unused_option(const simulate_settings& s, const std::vector<s
             if (s.was_given(flag)) return std::string(flag) + " does not apply with --comm-share 0 (no communication cost)";
     if (s.was_given("--block-gpus") && std::find(policies.begin(), policies.end(), "contiguous-block") == policies.end())
         return "--block-gpus applies to contiguous-block, which --policy does not name";
+    if (s.was_given("--slurm-version") && std::find(policies.begin(), policies.end(), "slurm-block") == policies.end())
+        return "--slurm-version applies to slurm-block, which --policy does not name";
     if (s.was_given("--snapshot") && s.svg_path.empty()) return "--snapshot sets the picture's moment, and --svg - draws none";
     return {};
 }
@@ -331,6 +342,7 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
         return 2;
     }
     if (loaded_topology->slurm) s.policy.slurm = slurm_block(*loaded_topology->slurm);
+    s.policy.slurm.set_version(s.slurm);
     const auto topo = &loaded_topology->topo;
     auto loaded = detail::load_workload(s, *topo);
     if (!loaded) {

@@ -21,6 +21,7 @@
 #include <topoblock/policy/contiguous_block.hpp>
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/slurm_block.hpp>
+#include <topoblock/policy/slurm_version.hpp>
 #include <topoblock/policy/fragmentation_aware.hpp>
 #include <topoblock/policy/registry.hpp>
 #include <topoblock/allocator/allocator.hpp>

@@ -62,6 +62,20 @@ def test_topology_conf():
     assert {p["domain"] for p in pieces} == {"b1"} or {p["domain"] for p in pieces} == {"b2"}
 
 
+def test_slurm_version():
+    # Blocks n[1-4] and n[5-8], an empty cluster: a one-node job takes the
+    # first free node from Slurm 26.05 (the default), the later of two tied
+    # blocks up to 25.11.
+    t = tb.Topology.read(CONF + "BlockSizes=4,8\n", gpus_per_node=4)
+    for version, first in ((None, "n1"), ("26.05", "n1"), ("25.11", "n5")):
+        a = tb.Allocator(t, "slurm-block") if version is None else tb.Allocator(t, "slurm-block", slurm_version=version)
+        assert a.find(a.allocate(nodes=1))["pieces"][0]["node"] == first
+    with pytest.raises(tb.Error) as e:
+        tb.Allocator(t, "slurm-block", slurm_version="24.05")
+    assert e.value.code == "invalid_argument"
+    assert "accepted: 25.11, 26.05" in e.value.message
+
+
 def test_topology_conf_error_has_line():
     with pytest.raises(tb.Error) as e:
         tb.Topology.read("BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodez=n[5-8]\n")

@@ -360,7 +360,8 @@ struct contiguous_block_rules {
 
 // slurm-block with its defaults (every domain a base block, S the first
 // domain's node count, levels of 1 to 16 blocks, all kept however few the
-// blocks), recomputed here by brute force.
+// blocks) following Slurm `version`, recomputed here by brute force.
+template <slurm_version version>
 struct slurm_block_rules {
     static std::uint32_t base(const topology& t) {
         for (const auto& d : t.domains())
@@ -394,6 +395,13 @@ struct slurm_block_rules {
         }
         if (q.segmented()) {
             if (q.spread_segments && spanned.size() < q.part_count()) return "spread segments shared a base block";
+            return "";
+        }
+        if (version >= slurm_version::v26_05 && q.count == 1 && !q.exclusive_domain) {
+            // From 26.05 (_get_one_res): the first wholly usable node in node order.
+            node_id first = 0;
+            while (first < t.node_count() && !m.wholly_usable(first)) ++first;
+            if (got.size() != 1 || got[0].first != first) return "a one-node job did not take the first free node";
             return "";
         }
         const std::uint32_t k = needed_level(t, q.count);
@@ -532,6 +540,11 @@ struct buddy_split_rules {
 struct contiguous_block_16 : contiguous_block {
     contiguous_block_16() : contiguous_block(16) {}
 };
+// slurm-block as Slurm 25.11 (one-node jobs by the block rules); the
+// default follows the newest version.
+struct slurm_block_25_11 : slurm_block {
+    slurm_block_25_11() { set_version(slurm_version::v25_11); }
+};
 
 template <class Policy>
 struct rules_of;
@@ -546,7 +559,9 @@ struct rules_of<contiguous_block_16> : contiguous_block_rules<16> {};
 template <>
 struct rules_of<buddy_split> : buddy_split_rules {};
 template <>
-struct rules_of<slurm_block> : slurm_block_rules {};
+struct rules_of<slurm_block> : slurm_block_rules<slurm_version::v26_05> {};
+template <>
+struct rules_of<slurm_block_25_11> : slurm_block_rules<slurm_version::v25_11> {};
 
 // Block policies hold more than a request asks for.
 template <class Policy>
@@ -698,7 +713,8 @@ constexpr std::size_t operations<first_fit> = 125'000 / sanitized_share;
 template <>
 constexpr std::size_t operations<best_fit> = 125'000 / sanitized_share;
 
-#define TOPOBLOCK_DIFFERENTIAL_POLICIES first_fit, best_fit, contiguous_block, contiguous_block_16, buddy_split, slurm_block
+#define TOPOBLOCK_DIFFERENTIAL_POLICIES \
+    first_fit, best_fit, contiguous_block, contiguous_block_16, buddy_split, slurm_block, slurm_block_25_11
 
 TEST_CASE_TEMPLATE("differential: uniform NVL72 racks in two leaf groups", Policy, TOPOBLOCK_DIFFERENTIAL_POLICIES) {
     run_differential<Policy>(uniform_racks(), 1, operations<Policy>);

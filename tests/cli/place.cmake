@@ -42,8 +42,22 @@ topoblock_run(NAME "holds, health events and GPU-level jobs" ARGS place --topolo
 
 topoblock_run(NAME "another policy on a preset" ARGS place --topology nvl72:2 --policy best-fit
   INPUT "alloc a gpus=2\nalloc b nodes=18\n" STATUS 0 OUT "a gb01 gb01:0-1\nb gb[19-36]\n")
-# slurm-block on a preset: each rack a base block.
-topoblock_run(NAME "slurm-block on a preset" ARGS place --topology nvl72:2 INPUT "alloc a nodes=1\n" STATUS 0 OUT "a gb19\n")
+# slurm-block on a preset: each rack a base block. A one-node job takes the
+# first free node from Slurm 26.05 (the default); 25.11's block rules pick
+# the later of two tied racks.
+topoblock_run(NAME "slurm-block on a preset" ARGS place --topology nvl72:2 INPUT "alloc a nodes=1\n" STATUS 0 OUT "a gb01\n")
+topoblock_run(NAME "slurm-block on a preset as Slurm 25.11" ARGS place --topology nvl72:2 --slurm-version 25.11
+  INPUT "alloc a nodes=1\n" STATUS 0 OUT "a gb19\n")
+# Blocks node[1-4] and node[5-8], BlockSizes=4,8, an empty cluster: the
+# first one-node job goes to node1 from 26.05, to node5 up to 25.11.
+topoblock_run(NAME "one-node jobs under Slurm 26.05" ARGS place --topology "${eight}" --slurm-version=26.05
+  INPUT "alloc a nodes=1\nalloc b nodes=1\n" STATUS 0 ERR "" OUT "a node1\nb node2\n")
+topoblock_run(NAME "one-node jobs under Slurm 25.11" ARGS place --topology "${eight}" --slurm-version 25.11
+  INPUT "alloc a nodes=1\nalloc b nodes=1\n" STATUS 0 ERR "" OUT "a node5\nb node6\n")
+topoblock_run(NAME "an unknown Slurm version" ARGS place --topology "${eight}" --slurm-version 24.05 STATUS 2
+  ERR_HAS "topoblock place: --slurm-version takes one of 25.11, 26.05, got '24.05'")
+topoblock_run(NAME "--slurm-version with another policy" ARGS place --topology "${eight}" --policy best-fit --slurm-version 25.11
+  STATUS 2 ERR_HAS "topoblock place: --slurm-version applies to slurm-block, not to --policy 'best-fit'")
 topoblock_run(NAME "whole-nodes and locality words" ARGS place --topology nvl72:2 --policy best-fit
   INPUT "alloc a gpus=2 whole-nodes\nalloc b gpus=80 locality=prefer\nalloc c gpus=80\n" STATUS 0
   OUT "a gb01\nb gb[02-03,19-36]\nc PENDING insufficient_free\n")
@@ -151,15 +165,19 @@ topoblock_run(NAME "no snapshot" ARGS place --topology "${eight}" --load-state /
 file(WRITE "${WORK}/damaged.snapshot" "topoblock-snapshot 1\n")
 topoblock_run(NAME "a damaged snapshot" ARGS place --topology "${eight}" --load-state "${WORK}/damaged.snapshot" STATUS 2
   ERR_HAS "truncated")
-# The running IDs come back: j1 is released, and a new j1 may start.
+# The running IDs come back: j1 is released, and a new j1 may start (on the
+# first free node from Slurm 26.05; up to 25.11 by the block rules, whatever
+# version the snapshot was saved under: the version is a setting).
 topoblock_run(NAME "running IDs come back" ARGS place --topology "${eight}" --load-state "${state}"
-  INPUT "alloc j1 nodes=1\nrelease j1\nalloc j1 nodes=1\n" STATUS 1 OUT "j1 node5\n"
+  INPUT "alloc j1 nodes=1\nrelease j1\nalloc j1 nodes=1\n" STATUS 1 OUT "j1 node1\n"
   ERR "topoblock place: line 1, column 7: allocation 'j1' is already running\n")
+topoblock_run(NAME "running IDs come back under Slurm 25.11" ARGS place --topology "${eight}" --load-state "${state}"
+  --slurm-version 25.11 INPUT "release j1\nalloc j1 nodes=1\n" STATUS 0 ERR "" OUT "j1 node5\n")
 topoblock_run(NAME "a save event that cannot be written" ARGS place --topology "${eight}"
-  INPUT "alloc j1 nodes=1\nsave\nsave /no/such/dir/state\nsave a b\n" STATUS 1 OUT "j1 node5\n"
+  INPUT "alloc j1 nodes=1\nsave\nsave /no/such/dir/state\nsave a b\n" STATUS 1 OUT "j1 node1\n"
   ERR "topoblock place: line 2, column 5: save needs a FILE
 topoblock place: line 3, column 6: cannot write '/no/such/dir/state.tmp'
 topoblock place: line 4, column 8: unexpected 'b'
 ")
 topoblock_run(NAME "--save-state that cannot be written" ARGS place --topology "${eight}" --save-state /no/such/dir/state
-  INPUT "alloc j1 nodes=1\n" STATUS 1 OUT "j1 node5\n" ERR_HAS "--save-state")
+  INPUT "alloc j1 nodes=1\n" STATUS 1 OUT "j1 node1\n" ERR_HAS "--save-state")

@@ -60,6 +60,12 @@ topoblock_run(NAME "--nvlink-gbps without communication" ARGS simulate ${run} --
   STATUS 2 ERR_HAS "--nvlink-gbps does not apply with --comm-share 0")
 topoblock_run(NAME "--block-gpus without contiguous-block" ARGS simulate ${run} --jobs 5 --block-gpus 4 STATUS 2
   ERR_HAS "--block-gpus applies to contiguous-block")
+topoblock_run(NAME "--slurm-version without slurm-block" ARGS simulate ${run} --jobs 5 --slurm-version 25.11 STATUS 2
+  ERR_HAS "--slurm-version applies to slurm-block")
+topoblock_run(NAME "an unknown Slurm version" ARGS simulate ${run} --jobs 5 --slurm-version 26.11 STATUS 2
+  ERR_HAS "--slurm-version takes one of 25.11, 26.05, got '26.11'")
+topoblock_run(NAME "slurm-block as Slurm 25.11" ARGS simulate --topology nvl72:1 --svg - --policy slurm-block --jobs 20
+  --slurm-version 25.11 STATUS 0)
 topoblock_run(NAME "--snapshot without a picture" ARGS simulate ${run} --jobs 5 --snapshot 1h STATUS 2
   ERR_HAS "--snapshot sets the picture's moment")
 topoblock_run(NAME "--load on a trace submitted at one moment" ARGS simulate ${run} --workload "${WORK}/once.csv" --load 0.5

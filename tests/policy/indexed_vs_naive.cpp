@@ -221,13 +221,25 @@ TEST_CASE("buddy-split: decides as its reference") {
              multi_domain_request, 500);
 }
 
-// 4 topologies x 30,000 operations of the mix every policy gets.
+// slurm-block following Slurm version v.
+static slurm_block at_version(slurm_block p, slurm_version v) {
+    p.set_version(v);
+    return p;
+}
+
+// 4 topologies x 30,000 operations of the mix every policy gets, under each
+// Slurm version (one-node jobs take the first free node from 26.05).
 TEST_CASE("slurm-block: indexed and its reference decide identically") {
-    lockstep(*parse_topology_spec("nvl72:8"), slurm_block{}, test::slurm_block_reference{}, 51, 30'000);
-    lockstep(partial_racks_in_leaves(), slurm_block{}, test::slurm_block_reference{}, 52, 30'000);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), slurm_block{}, test::slurm_block_reference{}, 53, 30'000);
-    const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, slurm_block(c.settings), test::slurm_block_reference{slurm_block(c.settings)}, 54, 30'000);
+    for (const slurm_version v : {slurm_version::v25_11, slurm_version::v26_05}) {
+        CAPTURE(to_string(v));
+        const slurm_block p = at_version(slurm_block{}, v);
+        lockstep(*parse_topology_spec("nvl72:8"), p, test::slurm_block_reference{p}, 51, 30'000);
+        lockstep(partial_racks_in_leaves(), p, test::slurm_block_reference{p}, 52, 30'000);
+        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, test::slurm_block_reference{p}, 53, 30'000);
+        const io::slurm_cluster c = slurm_style();
+        const slurm_block q = at_version(slurm_block(c.settings), v);
+        lockstep(c.topo, q, test::slurm_block_reference{q}, 54, 30'000);
+    }
 }
 
 // The summaries slurm-block decides from: eight runs of 6,000-20,000 operations of
@@ -238,18 +250,24 @@ TEST_CASE("slurm-block: indexed and its reference decide identically") {
 // filed when a multi-block decision reads them, or when 64 blocks are
 // marked; the recounts compare them after filing).
 TEST_CASE("slurm-block: indexed and its reference decide identically on the flat paths") {
-    const slurm_block p;
-    lockstep(*parse_topology_spec("nvl72:300"), p, test::slurm_block_reference{p}, 55, 20'000, 60, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:80"), p, test::slurm_block_reference{p}, 56, 20'000, 45, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:1100"), p, test::slurm_block_reference{p}, 60, 6'000, 45, slurm_request, 500);
-    lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, test::slurm_block_reference{p}, 57, 20'000, 60, slurm_request, 500);
-    // Racks of as many nodes, of 4 and of 8 GPUs: only the 8-GPU ones are
-    // full blocks when wholly free, also when a multi-block job gives them
-    // back.
-    lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, test::slurm_block_reference{p}, 61, 10'000, 45, slurm_request, 500);
-    const io::slurm_cluster c = slurm_style();
-    lockstep(c.topo, slurm_block(c.settings), test::slurm_block_reference{slurm_block(c.settings)}, 58, 20'000, 50, slurm_request, 500);
-    const io::slurm_cluster sparse = sparse_block_sizes();
-    REQUIRE(slurm_block(sparse.settings).shape(sparse.topo).levels == 0b1010101U);
-    lockstep(sparse.topo, slurm_block(sparse.settings), test::slurm_block_reference{slurm_block(sparse.settings)}, 59, 20'000, 50, slurm_request, 500);
+    for (const slurm_version v : {slurm_version::v25_11, slurm_version::v26_05}) {
+        CAPTURE(to_string(v));
+        const slurm_block p = at_version(slurm_block{}, v);
+        const test::slurm_block_reference ref{p};
+        lockstep(*parse_topology_spec("nvl72:300"), p, ref, 55, 20'000, 60, slurm_request, 500);
+        lockstep(*parse_topology_spec("nvl72:80"), p, ref, 56, 20'000, 45, slurm_request, 500);
+        lockstep(*parse_topology_spec("nvl72:1100"), p, ref, 60, 6'000, 45, slurm_request, 500);
+        lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, ref, 57, 20'000, 60, slurm_request, 500);
+        // Racks of as many nodes, of 4 and of 8 GPUs: only the 8-GPU ones are
+        // full blocks when wholly free, also when a multi-block job gives them
+        // back.
+        lockstep(*parse_topology_spec("grid:6:18:4+grid:6:18:8"), p, ref, 61, 10'000, 45, slurm_request, 500);
+        const io::slurm_cluster c = slurm_style();
+        const slurm_block q = at_version(slurm_block(c.settings), v);
+        lockstep(c.topo, q, test::slurm_block_reference{q}, 58, 20'000, 50, slurm_request, 500);
+        const io::slurm_cluster sparse = sparse_block_sizes();
+        const slurm_block r = at_version(slurm_block(sparse.settings), v);
+        REQUIRE(r.shape(sparse.topo).levels == 0b1010101U);
+        lockstep(sparse.topo, r, test::slurm_block_reference{r}, 59, 20'000, 50, slurm_request, 500);
+    }
 }

@@ -17,12 +17,15 @@ namespace {
 
 using slurm_allocator = basic_allocator<slurm_block, default_capacity>;
 
-slurm_allocator from_conf(std::string_view conf, std::vector<std::string> node_order = {}) {
+slurm_allocator from_conf(std::string_view conf, std::vector<std::string> node_order = {},
+                          slurm_version version = newest_slurm_version) {
     auto parsed = io::parse_topology_conf(conf);
     REQUIRE_MESSAGE(parsed.has_value(), parsed.error().to_string());
     auto cluster = io::make_slurm_cluster(*parsed, 4, node_order);
     REQUIRE_MESSAGE(cluster.has_value(), cluster.error().to_string());
-    auto a = slurm_allocator::create(std::move(cluster->topo), slurm_block(cluster->settings));
+    slurm_block policy(cluster->settings);
+    policy.set_version(version);
+    auto a = slurm_allocator::create(std::move(cluster->topo), std::move(policy));
     REQUIRE(a.has_value());
     return std::move(*a);
 }
@@ -94,13 +97,18 @@ TEST_CASE("slurm-block: a job that no group holds waits and is never promoted") 
 TEST_CASE("slurm-block: a job may touch at most ceil(N / (2^LL * S)) level-LL blocks") {
     // Four blocks of 2 nodes, levels 0 and 2: a 3-node job uses level 2 (all
     // four blocks) but at most ceil(3 / 2) = 2 base blocks.
-    auto a = from_conf(
-        "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\nBlockName=b3 Nodes=n[5-6]\n"
-        "BlockName=b4 Nodes=n[7-8]\nBlockSizes=2,8\n");
-    for (std::string_view n : {"n1", "n3", "n5"}) set_down(a, n);
-    // Free: n2 | n4 | n6 | n7,n8: two base blocks hold at most 3.
-    CHECK(nodes(a, 3) == "n[6-8]");
-    CHECK(nodes(a, 1) == "n4");  // n2 and n4 tie: the later block
+    for (const slurm_version v : {slurm_version::v25_11, slurm_version::v26_05}) {
+        CAPTURE(to_string(v));
+        auto a = from_conf(
+            "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\nBlockName=b3 Nodes=n[5-6]\n"
+            "BlockName=b4 Nodes=n[7-8]\nBlockSizes=2,8\n",
+            {}, v);
+        for (std::string_view n : {"n1", "n3", "n5"}) set_down(a, n);
+        // Free: n2 | n4 | n6 | n7,n8: two base blocks hold at most 3.
+        CHECK(nodes(a, 3) == "n[6-8]");
+        // 25.11: n2 and n4 tie, the later block; 26.05: the first free node.
+        CHECK(nodes(a, 1) == (v == slurm_version::v25_11 ? "n4" : "n2"));
+    }
     auto b = from_conf(
         "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\nBlockName=b3 Nodes=n[5-6]\n"
         "BlockName=b4 Nodes=n[7-8]\nBlockSizes=2,8\n");
@@ -119,11 +127,19 @@ TEST_CASE("slurm-block: segments, spread segments and partial last groups") {
         CHECK(place(a, request::nodes(3).with_segment(1)) == "node[3,7-8]");
     }
     SUBCASE("each segment waits for a block of its own size") {
-        auto a = from_conf(four_racks);
+        auto a = from_conf(four_racks, {}, slurm_version::v25_11);
         CHECK(place(a, request::nodes(36).with_segment(18)) == "n[37-72]");
         CHECK(nodes(a, 1) == "n19");  // r1 and r2 tie: the later
         CHECK(place(a, request::nodes(36).with_segment(18)) == "PENDING insufficient_free");
         CHECK(place(a, request::nodes(34).with_segment(17)) == "n[01-17,20-36]");
+    }
+    SUBCASE("from 26.05 the one-node job takes the first free node, the segments the other racks' rest") {
+        auto a = from_conf(four_racks, {}, slurm_version::v26_05);
+        CHECK(place(a, request::nodes(36).with_segment(18)) == "n[37-72]");
+        CHECK(nodes(a, 1) == "n01");
+        CHECK(place(a, request::nodes(36).with_segment(18)) == "PENDING insufficient_free");
+        // r1 holds 17 (the tighter block), then r2 gives 17 of its 18.
+        CHECK(place(a, request::nodes(34).with_segment(17)) == "n[02-35]");
     }
     SUBCASE("three blocks under BlockSizes=4,8: the last group is partial") {
         auto a = from_conf(
@@ -151,10 +167,29 @@ TEST_CASE("slurm-block: down and drained nodes are not free") {
     CHECK(nodes(a, 1) == "node1");
 }
 
-TEST_CASE("slurm-block: single-node jobs follow the block rules of eval_nodes_block") {
-    auto a = from_conf(eight_nodes);
+TEST_CASE("slurm-block: single-node jobs follow the block rules of eval_nodes_block up to 25.11") {
+    auto a = from_conf(eight_nodes, {}, slurm_version::v25_11);
     CHECK(nodes(a, 1) == "node5");  // both blocks tie: the later one, its first free node
     CHECK(nodes(a, 1) == "node6");  // b2 is now the tighter block
+}
+
+TEST_CASE("slurm-block: from 26.05 a single-node job takes the first free node (_get_one_res)") {
+    auto a = from_conf(eight_nodes);
+    CHECK(a.policy().version() == slurm_version::v26_05);  // the default: the newest
+    CHECK(nodes(a, 1) == "node1");  // blocks ignored: node order
+    CHECK(nodes(a, 1) == "node2");
+    set_down(a, "node3");
+    CHECK(nodes(a, 1) == "node4");  // the first node that is up and wholly free
+    CHECK(place(a, request::gpus(1)) == "node5");  // a GPU job sets no node limit: the block rules
+    CHECK(nodes(a, 1) == "node6");  // node5 is not wholly free
+    // An exclusive job closes b2; one-node jobs skip its free nodes.
+    auto b = from_conf(eight_nodes);
+    CHECK(place(b, request::nodes(1).with_exclusive_domain()) == "node5");  // the block rules: an idle block
+    CHECK(nodes(b, 3) == "node[1-3]");
+    CHECK(nodes(b, 1) == "node4");
+    // node[6-8] are free but in a closed block: not available to others.
+    CHECK(nodes(b, 1) == "PENDING insufficient_free");
+    CHECK(place(b, request::nodes(1).with_exclusive_domain()) == "PENDING insufficient_free");
 }
 
 TEST_CASE("slurm-block: nodes outside every block serve only when no block node can") {
@@ -191,6 +226,23 @@ TEST_CASE("slurm-block: wholly free racks, kept apart from the counts, tie with 
     CHECK(place(a, request::gpus(1)) == "n55");  // r4, counted, still ties the wholly free racks at 18
     CHECK(nodes(a, 18) == "n[37-54]");           // r4 has 17 wholly free nodes: the later free rack
     consistent();
+    set_down(a, "n19");                          // r2: 17 nodes up
+    CHECK(nodes(a, 18) == "n[01-18]");
+    CHECK(nodes(a, 1) == "n20");                 // from 26.05: the first free node
+    consistent();
+    CHECK(nodes(a, 18) == "PENDING fragmented");
+    REQUIRE(a.up(*a.topo().find_node("n19")));   // r2 has 17 free again, r4 17
+    consistent();
+    CHECK(nodes(a, 18) == "PENDING fragmented");
+    consistent();
+}
+
+TEST_CASE("slurm-block: up to 25.11 a one-node job ties partly used racks by their counts") {
+    auto a = from_conf(four_racks, {}, slurm_version::v25_11);
+    const auto consistent = [&] { CHECK(a.policy().check(a.state()).empty()); };
+    CHECK(place(a, request::gpus(1)) == "n55");
+    CHECK(place(a, request::gpus(1)) == "n55");
+    CHECK(nodes(a, 18) == "n[37-54]");
     set_down(a, "n19");                          // r2: 17 nodes up
     CHECK(nodes(a, 18) == "n[01-18]");
     CHECK(nodes(a, 1) == "n56");                 // r2 and r4 tie at 17: the later

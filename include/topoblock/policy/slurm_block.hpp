@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/concept.hpp>
+#include <topoblock/policy/slurm_version.hpp>
 #include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
@@ -35,9 +36,14 @@ struct slurm_block_shape {
     friend constexpr bool operator==(const slurm_block_shape&, const slurm_block_shape&) = default;
 };
 
-// Slurm 26.05's topology/block node selection (eval_nodes_block.c) for
-// whole-node jobs; docs/slurm-block.md states every rule, where Slurm's code
-// differs from a plain reading, and how GPU requests are treated.
+// Slurm's topology/block node selection (eval_nodes_block.c) for whole-node
+// jobs, as of a chosen Slurm version (set_version; the newest by default);
+// docs/slurm-block.md states every rule, where Slurm's code differs from a
+// plain reading, how GPU requests are treated and what differs by version.
+// - From 26.05, a job of one node (nodes=1, not exclusive) skips the block
+//   rules: it takes the first wholly free node in node order (cons_tres's
+//   _get_one_res with equal node weights), a few word scans of the
+//   summaries below.
 // - A job of N nodes uses the smallest enabled level of at least N nodes (none:
 //   the whole cluster is one group) and, with LL the largest enabled level
 //   below it, at most ceil(N / (2^LL * S)) level-LL blocks.
@@ -80,6 +86,11 @@ public:
             { s.blocks } -> std::convertible_to<std::uint32_t>;
         }
     explicit slurm_block(const Settings& s) : slurm_block(s.base_nodes, s.block_sizes, s.blocks) {}
+
+    // The Slurm release whose selection rules decisions follow. Set it
+    // before attach or between decisions: the summaries do not depend on it.
+    void set_version(slurm_version v) noexcept { version_ = v; }
+    slurm_version version() const noexcept { return version_; }
 
     // The BlockSizes rule, for the policy and the Slurm file readers alike:
     // each size is `base` nodes times 2^k, k <= max_level. Empty when every
@@ -263,6 +274,7 @@ public:
     std::string check(const State& state) const {
         const topology& topo = state.topo();
         slurm_block fresh(base_nodes_, block_sizes_, block_count_);
+        fresh.set_version(version_);
         fresh.attach(state);
         if (!(fresh.attached_shape_ == attached_shape_) || fresh.thresholds_ != thresholds_ ||
             fresh.qualifying_.size() != qualifying_.size())
@@ -333,6 +345,7 @@ public:
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         TOPOBLOCK_ASSERT(attached_shape_ == shape(state.topo()));  // attached to this state
+        if (takes_first_node(req)) return first_free_node(state, out);
         job j;
         if (!describe_job(state.topo(), req, j)) return errc::unsupported_request;
         decision<State> d{state, req, j, attached_shape_, *this, out};
@@ -343,8 +356,41 @@ public:
         return result;
     }
 
+    // Whether the request takes Slurm's one-node fast path (_select_nodes
+    // calls _get_one_res, not the topology plugin's eval_nodes, for a job
+    // whose max_nodes is 1): from 26.05, a request of one node. A GPU
+    // request sets no node limit (Slurm's max_nodes stays open without -N)
+    // and an exclusive one needs the block plugin's idle-block rule, so both
+    // keep the block rules.
+    bool takes_first_node(const request& req) const noexcept {
+        return version_ >= slurm_version::v26_05 && req.what == unit::nodes && req.count == 1 && !req.exclusive_domain;
+    }
+
 private:
     static constexpr std::uint32_t default_levels = 5;
+
+    // _get_one_res with every node of equal weight: the first node in node
+    // order (base blocks and the nodes outside them alike) that is up and
+    // wholly free in a domain no exclusive job holds. The base blocks come
+    // first in node order: the lowest with a wholly free node is the lower
+    // of the lowest full block and the lowest filed under a free-node count
+    // of 1 or more (a few word scans); the domains outside every block are
+    // read only when no block has one.
+    template <class State>
+    errc first_free_node(const State& state, placement& out) const {
+        const topology& topo = state.topo();
+        const std::size_t full = full_blocks_.find_first();
+        std::uint32_t d = blocks_by_qualifying_[0].first_in_keys(1, full_nodes_);
+        if (full < full_blocks_.size()) d = std::min(d, static_cast<std::uint32_t>(full));
+        for (domain_id o = attached_shape_.block_count; d == npos32 && o < topo.domain_count(); ++o)
+            if (state.domain(o).free_nodes != 0 && state.domain_open(o)) d = o;
+        // As the block rules answer: free nodes elsewhere are fragmentation.
+        if (d == npos32) return state.available().nodes != 0 ? errc::fragmented : errc::insufficient_free;
+        const domain_shape info = topo.shape(d);
+        const auto n = static_cast<node_id>(info.first_node + state.free_nodes_in(d).find_first());
+        out.add(n, full_gpu_mask(info.gpus_per_node));
+        return errc::ok;
+    }
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
 
@@ -751,6 +797,7 @@ private:
     std::uint32_t base_nodes_ = 0;
     std::vector<std::uint32_t> block_sizes_;
     std::uint32_t block_count_ = npos32;
+    slurm_version version_ = newest_slurm_version;
     mutable std::vector<std::uint32_t> counts_, taken_, ll_sums_, sorted_;
     mutable std::vector<std::uint8_t> closed_, required_;
 

@@ -41,6 +41,19 @@ public:
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
+        // From 26.05 a one-node job skips the block rules: the first node in
+        // node order whose GPUs are all usable (up, open domain, unheld).
+        if (settings_.version() >= slurm_version::v26_05 && req.what == unit::nodes && req.count == 1 &&
+            !req.exclusive_domain) {
+            for (node_id n = 0; n < state.topo().node_count(); ++n)
+                if (state.usable_gpus(n) == state.node_full_mask(n)) {
+                    out.add(n, state.node_full_mask(n));
+                    return errc::ok;
+                }
+            std::uint64_t free_nodes = 0;
+            for (domain_id d = 0; d < state.topo().domain_count(); ++d) free_nodes += state.domain(d).free_nodes;
+            return free_nodes != 0 ? errc::fragmented : errc::insufficient_free;
+        }
         job j;
         if (!describe_job(state.topo(), req, j)) return errc::unsupported_request;
         decision<State> d{state, req, j, settings_.shape(state.topo()), out, {}, {}, {}, {}, {}};
