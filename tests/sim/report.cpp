@@ -164,7 +164,7 @@ TEST_CASE("percentiles by nearest rank match a sorted reference") {
     }
 }
 
-TEST_CASE("the table fits 100 columns; the CSV carries the run's settings on every row") {
+TEST_CASE("the table fits 100 columns, and the CSV carries the run's settings on every row") {
     auto a = compare(4);
     // The longest name the table is laid out for.
     a.results[0].policy = "a-policy-of-20-chars";
