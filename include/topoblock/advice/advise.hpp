@@ -1,7 +1,7 @@
 #pragma once
 
 // advise(): which running allocations to stop so that a request the policy
-// refuses now becomes placeable, at the least cost (docs/api.md, "Advice").
+// refuses now becomes placeable, at the least cost (docs/advice.md).
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/policy/buddy_split.hpp>

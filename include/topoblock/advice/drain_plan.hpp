@@ -2,7 +2,7 @@
 
 // drain_plan(): for nodes about to be drained (a node, a rack), where each
 // allocation on them could run elsewhere now under the same policy, or why
-// it could not (docs/api.md, "Advice").
+// it could not (docs/advice.md).
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/request/errc.hpp>
