@@ -1,7 +1,8 @@
 // Fuzz target: Slurm hostlist expressions (io/hostlist.hpp). An expression
 // either expands or is refused with an error naming a column of the input;
 // expanded names compress and expand back to the same names, sorted and
-// unique as sort_hostnames gives them (for up to 4,096 names).
+// unique as sort_hostnames gives them (for up to 4,096 names). The
+// expansion stays within the limits it was given.
 
 #include "fuzz_support.hpp"
 
@@ -13,14 +14,20 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace topoblock;
     const std::string_view text = fuzz::as_text(data, size);
-    auto names = io::expand_hostlist(text);
+    const io::hostlist_limits limits{fuzz::hostlist_names, fuzz::hostlist_bytes};
+    auto names = io::expand_hostlist(text, limits);
     if (!names) {
         fuzz::require(!names.error().message.empty(), "an error without a message");
         fuzz::require(names.error().column <= text.size() + 1, "an error column beyond the input");
         return 0;
     }
-    fuzz::require(names->size() <= io::max_hostlist_names, "more names than max_hostlist_names");
-    for (const auto& name : *names) fuzz::require(!name.empty(), "an empty name");
+    fuzz::require(names->size() <= limits.names, "more names than the limit");
+    std::size_t bytes = 0;
+    for (const auto& name : *names) {
+        fuzz::require(!name.empty(), "an empty name");
+        bytes += name.size();
+    }
+    fuzz::require(bytes <= limits.bytes, "more bytes of names than the limit");
     // The round trip sorts the names: on a few short bracket groups that
     // expand to hundreds of thousands it would spend the time limit there.
     if (names->size() > 4096) return 0;

@@ -15,7 +15,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace topoblock;
-    auto topo = io::parse_topology_conf(fuzz::as_text(data, size));
+    auto topo = io::parse_topology_conf(fuzz::as_text(data, size), {fuzz::hostlist_names, fuzz::hostlist_bytes});
     if (!topo) {
         fuzz::require(!topo.error().message.empty(), "an error without a message");
         return 0;

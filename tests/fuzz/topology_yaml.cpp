@@ -15,7 +15,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace topoblock;
-    auto set = io::parse_topology_yaml(fuzz::as_text(data, size));
+    auto set = io::parse_topology_yaml(fuzz::as_text(data, size), {fuzz::hostlist_names, fuzz::hostlist_bytes});
     if (!set) {
         fuzz::require(!set.error().message.empty(), "an error without a message");
         return 0;

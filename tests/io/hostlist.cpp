@@ -231,3 +231,33 @@ TEST_CASE("errors quote at most a few dozen bytes of the input, escaped") {
     expect_error(std::string("n[\0-2]", 6), 3, "range '\\x00-2' is not numeric");
     expect_error("n[1-" + std::string(40, '9') + "]", 5, "number '" + std::string(32, '9') + "...' is too large");
 }
+
+TEST_CASE("limits: the names' bytes are counted before any name is made") {
+    // 231 bytes of long literals and small groups made 765,625 names of about
+    // 200 bytes each, 150 MB, within the names cap (a fuzzer's find).
+    std::string text = std::string(150, 'x');
+    for (int g = 0; g < 8; ++g) text += "[1-5]";
+    auto result = expand_hostlist(text);
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().column == 1);
+    CHECK_MESSAGE(result.error().message == "hostlist expands to more than 33554432 bytes of names",
+                  result.error().message);
+    // The widest number of a group counts, padded or not: "[8-10]" prints 2 digits.
+    const topoblock::io::hostlist_limits ten_bytes{100, 10};
+    CHECK(expand_hostlist("abc[9-10]", ten_bytes).has_value());  // 2 names of at most 5 bytes
+    auto wide = expand_hostlist("abcd[9-10]", ten_bytes);           // 2 names of at most 6 bytes
+    REQUIRE_FALSE(wide.has_value());
+    CHECK(wide.error().message == "hostlist expands to more than 10 bytes of names");
+    CHECK(expand_hostlist("a[01-3],bb", ten_bytes).error().column == 9);      // 3 x 3, then 2 more
+}
+
+TEST_CASE("limits: a caller's tighter limits are kept, exactly at the limit allowed") {
+    const topoblock::io::hostlist_limits five{5, 1000};
+    auto at = expand_hostlist("n[1-3],m,k", five);
+    REQUIRE(at.has_value());
+    CHECK(at->size() == 5);
+    auto over = expand_hostlist("n[1-3],m,k,j", five);
+    REQUIRE_FALSE(over.has_value());
+    CHECK(over.error().column == 12);
+    CHECK(over.error().message == "hostlist expands to more than 5 names");
+}

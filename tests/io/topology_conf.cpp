@@ -308,3 +308,21 @@ TEST_CASE("topology.conf: errors quote a few dozen bytes of the input, escaped")
     REQUIRE_FALSE(high);
     CHECK(high.error().message.find("switch name 's\\xc3\\xa9'") != std::string::npos);
 }
+
+TEST_CASE("topology.conf: the hostlists of one file count against one limit") {
+    // Each line is within the per-hostlist cap; together they are not, and
+    // the line that passes it is named.
+    const std::string text = "BlockName=b1 Nodes=a[0-599999]\nBlockName=b2 Nodes=c[0-9]\nBlockName=b3 Nodes=b[0-599999]\n";
+    expect_error(text, 3, 20, "more than 1000000 names in all");
+    // A caller's limits apply to the file, names and bytes.
+    const std::string small = "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\n";
+    CHECK(parse_topology_conf(small, {8, 1000}).has_value());
+    auto names_over = parse_topology_conf(small, {7, 1000});
+    REQUIRE_FALSE(names_over.has_value());
+    CHECK(names_over.error().line == 2);
+    CHECK(names_over.error().message == "hostlist expands to more than 7 names in all, with the hostlists before it");
+    auto bytes_over = parse_topology_conf(small, {8, 15});
+    REQUIRE_FALSE(bytes_over.has_value());
+    CHECK(bytes_over.error().line == 2);
+    CHECK(bytes_over.error().message.find("more than 15 bytes of names in all") != std::string::npos);
+}

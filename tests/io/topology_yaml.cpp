@@ -333,3 +333,23 @@ TEST_CASE("topology.yaml: errors quote a few dozen bytes of the input, escaped")
                  "      - block: b2\n        nodes: \"n\x01\"\n",
                  6, 0, "block 'b2': node name 'n\\x01' contains a blank, a control or non-ASCII byte");
 }
+
+TEST_CASE("topology.yaml: the hostlists of one file, in every topology, count against one limit") {
+    const std::string text =
+        "- topology: one\n"
+        "  block:\n"
+        "    blocks:\n"
+        "      - block: b1\n"
+        "        nodes: n[1-4]\n"
+        "- topology: two\n"
+        "  tree:\n"
+        "    switches:\n"
+        "      - switch: s1\n"
+        "        nodes: n[1-4]\n";
+    CHECK(parse_topology_yaml(text, {8, 1000}).has_value());
+    auto over = parse_topology_yaml(text, {7, 1000});
+    REQUIRE_FALSE(over.has_value());
+    CHECK(over.error().line == 10);
+    CHECK(over.error().column == 16);
+    CHECK(over.error().message == "hostlist expands to more than 7 names in all, with the hostlists before it");
+}

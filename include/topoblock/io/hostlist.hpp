@@ -31,6 +31,19 @@ inline constexpr std::size_t max_hostlist_names = 1'000'000;
 // group costs memory while the item is read, and a name of many groups is
 // no host name.
 inline constexpr std::size_t max_hostlist_groups = 64;
+// The most characters the names may hold together: a short expression of
+// long literals ("aaaa...[0-9]b[0-9]...") would otherwise make a million
+// names of hundreds of bytes each.
+inline constexpr std::size_t max_hostlist_bytes = std::size_t{32} << 20;
+
+// How much one reading may expand. Readers of a whole file (topology.conf,
+// topology.yaml) count every hostlist of the file against one budget, so a
+// file of many lines near the cap is refused as one line over it is. A
+// service that reads files from untrusted users can lower both.
+struct hostlist_limits {
+    std::size_t names = max_hostlist_names;
+    std::size_t bytes = max_hostlist_bytes;
+};
 
 namespace detail {
 
@@ -283,23 +296,57 @@ inline std::size_t count_item(const hostlist_item& item, std::size_t cap) {
     return count;
 }
 
-// expand_hostlist for text found inside a larger file. Two walks over the
-// text: the first checks it and counts the names (saturating), so that an
-// expression of too many names, by its ranges or by its many items, is
-// refused before any name is made; the second makes them.
-inline expected<std::vector<std::string>, error> expand_hostlist_at(std::string_view text,
-                                                                    text_origin origin) {
-    constexpr std::size_t cap = max_hostlist_names + 1;
-    std::size_t total = 0;
+// The longest name the item makes: its literals and, per group, the widest
+// number it prints (a range pads to its width; hi may print wider).
+inline std::size_t longest_name(const hostlist_item& item) {
+    std::size_t length = 0;
+    for (std::string_view literal : item.literals) length += literal.size();
+    for (const auto& group : item.groups) {
+        std::size_t widest = 0;
+        for (const auto& r : group) widest = std::max({widest, r.width, std::to_string(r.hi).size()});
+        length += widest;
+    }
+    return length;
+}
+
+// What the hostlists read so far have made, against the caller's limits.
+struct expansion_budget {
+    hostlist_limits limits;
+    std::size_t names = 0;
+    std::size_t bytes = 0;
+};
+
+// expand_hostlist for text found inside a larger file, counted against
+// `budget` (which earlier hostlists of the file may have used). Two walks
+// over the text: the first checks it and counts the names and their bytes
+// (saturating), so that an expression over the limits, by its ranges or by
+// its many items, is refused before any name is made; the second makes them.
+inline expected<std::vector<std::string>, error> expand_hostlist_at(std::string_view text, text_origin origin,
+                                                                    expansion_budget& budget) {
+    const bool first = budget.names == 0 && budget.bytes == 0;
+    const std::size_t names_cap = add_capped(budget.limits.names, 1, std::numeric_limits<std::size_t>::max());
+    const std::size_t bytes_cap = add_capped(budget.limits.bytes, 1, std::numeric_limits<std::size_t>::max());
+    std::size_t total = budget.names;
+    std::size_t bytes = budget.bytes;
+    const std::string in_all = first ? "" : " in all, with the hostlists before it";
     auto counted = for_each_hostlist_item(text, origin, [&](const hostlist_item& item) -> expected<void, error> {
-        total = add_capped(total, count_item(item, cap), cap);
-        if (total > max_hostlist_names)
+        const std::size_t count = count_item(item, names_cap);
+        total = add_capped(total, count, names_cap);
+        if (total > budget.limits.names)
             return unexpected(error_at(origin, item.offset,
-                                       "hostlist expands to more than " +
-                                           std::to_string(max_hostlist_names) + " names"));
+                                       "hostlist expands to more than " + std::to_string(budget.limits.names) +
+                                           " names" + in_all));
+        bytes = add_capped(bytes, multiply_capped(count, longest_name(item), bytes_cap), bytes_cap);
+        if (bytes > budget.limits.bytes)
+            return unexpected(error_at(origin, item.offset,
+                                       "hostlist expands to more than " + std::to_string(budget.limits.bytes) +
+                                           " bytes of names" + in_all));
         return {};
     });
     if (!counted) return unexpected(std::move(counted).error());
+    total -= budget.names;
+    budget.names += total;
+    budget.bytes = bytes;
     std::vector<std::string> names;
     names.reserve(total);
     auto expanded = for_each_hostlist_item(text, origin, [&](const hostlist_item& item) -> expected<void, error> {
@@ -456,10 +503,12 @@ inline std::vector<host_range> to_host_ranges(const std::vector<host_name>& name
 // is a name with bracket groups of ranges: "gb[001-018,020]",
 // "r[1-2]n[1-2]", "a[1-3],b7,c". Zero padding follows the low bound of each
 // range. Errors name the column (line 1): unbalanced brackets, reversed or
-// non-numeric ranges, empty items, more than max_hostlist_names names.
+// non-numeric ranges, empty items, more names or bytes than `limits` allow.
 // An empty or blank text is an empty list.
-inline expected<std::vector<std::string>, error> expand_hostlist(std::string_view text) {
-    return detail::expand_hostlist_at(text, {});
+inline expected<std::vector<std::string>, error> expand_hostlist(std::string_view text,
+                                                                 hostlist_limits limits = {}) {
+    detail::expansion_budget budget{limits};
+    return detail::expand_hostlist_at(text, {}, budget);
 }
 
 // The names sorted as Slurm sorts a hostlist (hostlist_uniq), without

@@ -191,6 +191,7 @@ struct parse_state {
     std::optional<line_kind> kind;
     std::uint32_t kind_line = 0;
     std::uint32_t block_sizes_line = 0;
+    expansion_budget hostlists;  // every hostlist of the file counts against one budget
 };
 
 inline expected<void, error> claim_kind(parse_state& state, line_kind kind, const key_value& first) {
@@ -235,9 +236,9 @@ inline const key_value* find_key(const std::vector<key_value>& words, std::strin
     return nullptr;
 }
 
-inline expected<std::vector<std::string>, error> hostlist_value(const key_value* word) {
+inline expected<std::vector<std::string>, error> hostlist_value(parse_state& state, const key_value* word) {
     if (!word) return std::vector<std::string>{};
-    return expand_hostlist_at(word->value, word->value_at);
+    return expand_hostlist_at(word->value, word->value_at, state.hostlists);
 }
 
 inline expected<void, error> read_block_line(parse_state& state, const std::vector<key_value>& words) {
@@ -245,7 +246,7 @@ inline expected<void, error> read_block_line(parse_state& state, const std::vect
     slurm_block block;
     block.name = words[0].value;
     block.line = words[0].key_at.line;
-    auto nodes = hostlist_value(find_key(words, "nodes"));
+    auto nodes = hostlist_value(state, find_key(words, "nodes"));
     if (!nodes) return unexpected(std::move(nodes).error());
     block.nodes = std::move(*nodes);
     detail::drop_repeated_nodes(block.nodes);
@@ -270,10 +271,10 @@ inline expected<void, error> read_switch_line(parse_state& state, const std::vec
     slurm_switch sw;
     sw.name = words[0].value;
     sw.line = words[0].key_at.line;
-    auto nodes = hostlist_value(find_key(words, "nodes"));
+    auto nodes = hostlist_value(state, find_key(words, "nodes"));
     if (!nodes) return unexpected(std::move(nodes).error());
     sw.nodes = std::move(*nodes);
-    auto children = hostlist_value(find_key(words, "switches"));
+    auto children = hostlist_value(state, find_key(words, "switches"));
     if (!children) return unexpected(std::move(children).error());
     sw.children = std::move(*children);
     if (const key_value* speed = find_key(words, "linkspeed")) {
@@ -314,9 +315,11 @@ inline void append_line(std::string& out, std::string_view key, std::string_view
 // Reads topology.conf. The file's lines decide the kind: BlockName/BlockSizes
 // lines make a block topology, SwitchName lines a tree, no lines a flat one.
 // The result passed validate_topology. Errors carry line and column.
-// Node lists keep the order of their hostlist expressions.
-inline expected<slurm_topology, error> parse_topology_conf(std::string_view text) {
+// Node lists keep the order of their hostlist expressions; all of them
+// together expand to no more than `limits` allow.
+inline expected<slurm_topology, error> parse_topology_conf(std::string_view text, hostlist_limits limits = {}) {
     detail::conf::parse_state state;
+    state.hostlists.limits = limits;
     for (const auto& line : detail::conf::logical_lines(topoblock::detail::without_utf8_bom(text))) {
         auto words = detail::conf::split_words(line);
         if (!words) return unexpected(std::move(words).error());

@@ -405,10 +405,11 @@ inline expected<std::uint32_t, error> as_size(const node& n, std::string_view wh
 }
 
 // An absent value ("nodes:" with nothing after it) is an empty list.
-inline expected<std::vector<std::string>, error> as_hostlist(const node& n, std::string_view what) {
+inline expected<std::vector<std::string>, error> as_hostlist(const node& n, std::string_view what,
+                                                             expansion_budget& budget) {
     if (n.type == node::kind::null) return std::vector<std::string>{};
     if (auto ok = expect(n, node::kind::scalar, what); !ok) return unexpected(ok.error());
-    return expand_hostlist_at(n.scalar, n.at);
+    return expand_hostlist_at(n.scalar, n.at, budget);
 }
 
 // The items of a list; an absent value is an empty list.
@@ -439,7 +440,7 @@ expected<void, error> for_each_key(const node& map, std::string_view what,
     return {};
 }
 
-inline expected<slurm_block, error> read_block(const node& n) {
+inline expected<slurm_block, error> read_block(const node& n, expansion_budget& budget) {
     slurm_block block;
     block.line = n.at.line;
     bool named = false;
@@ -451,7 +452,7 @@ inline expected<slurm_block, error> read_block(const node& n) {
                                    block.name = std::move(*name);
                                    named = true;
                                } else {
-                                   auto nodes = as_hostlist(value, "nodes");
+                                   auto nodes = as_hostlist(value, "nodes", budget);
                                    if (!nodes) return unexpected(std::move(nodes).error());
                                    block.nodes = std::move(*nodes);
                                    io::detail::drop_repeated_nodes(block.nodes);
@@ -463,7 +464,7 @@ inline expected<slurm_block, error> read_block(const node& n) {
     return block;
 }
 
-inline expected<slurm_switch, error> read_switch(const node& n) {
+inline expected<slurm_switch, error> read_switch(const node& n, expansion_budget& budget) {
     slurm_switch sw;
     sw.line = n.at.line;
     bool named = false;
@@ -476,7 +477,7 @@ inline expected<slurm_switch, error> read_switch(const node& n) {
                                    named = true;
                                    return {};
                                }
-                               auto list = as_hostlist(value, key);
+                               auto list = as_hostlist(value, key, budget);
                                if (!list) return unexpected(std::move(list).error());
                                (key == "nodes" ? sw.nodes : sw.children) = std::move(*list);
                                return {};
@@ -486,7 +487,7 @@ inline expected<slurm_switch, error> read_switch(const node& n) {
     return sw;
 }
 
-inline expected<void, error> read_block_topology(const node& n, slurm_topology& topo) {
+inline expected<void, error> read_block_topology(const node& n, slurm_topology& topo, expansion_budget& budget) {
     topo.type = slurm_topology::kind::block;
     return for_each_key(n, "block", {"block_sizes", "blocks"},
                         [&](const std::string& key, const node& value) -> expected<void, error> {
@@ -498,7 +499,7 @@ inline expected<void, error> read_block_topology(const node& n, slurm_topology& 
                                     if (!size) return unexpected(std::move(size).error());
                                     topo.block_sizes.push_back(*size);
                                 } else {
-                                    auto block = read_block(item);
+                                    auto block = read_block(item, budget);
                                     if (!block) return unexpected(std::move(block).error());
                                     topo.blocks.push_back(std::move(*block));
                                 }
@@ -510,13 +511,13 @@ inline expected<void, error> read_block_topology(const node& n, slurm_topology& 
                         });
 }
 
-inline expected<void, error> read_tree_topology(const node& n, slurm_topology& topo) {
+inline expected<void, error> read_tree_topology(const node& n, slurm_topology& topo, expansion_budget& budget) {
     topo.type = slurm_topology::kind::tree;
     return for_each_key(n, "tree", {"switches"}, [&](const std::string&, const node& value) -> expected<void, error> {
         auto items = as_list(value, "switches");
         if (!items) return unexpected(std::move(items).error());
         for (const node& item : *items) {
-            auto sw = read_switch(item);
+            auto sw = read_switch(item, budget);
             if (!sw) return unexpected(std::move(sw).error());
             topo.switches.push_back(std::move(*sw));
         }
@@ -524,7 +525,7 @@ inline expected<void, error> read_tree_topology(const node& n, slurm_topology& t
     });
 }
 
-inline expected<slurm_topology, error> read_topology(const node& n, bool& is_default) {
+inline expected<slurm_topology, error> read_topology(const node& n, bool& is_default, expansion_budget& budget) {
     if (auto ok = expect(n, node::kind::mapping, "a topology"); !ok) return unexpected(ok.error());
     if (n.keys.empty() || n.keys.front() != "topology")
         return unexpected(make_error("'topology: <name>' must be the first attribute", n.at.line, n.at.column));
@@ -549,7 +550,8 @@ inline expected<slurm_topology, error> read_topology(const node& n, bool& is_def
                                    return {};
                                }
                                ++kinds;
-                               return key == "block" ? read_block_topology(value, topo) : read_tree_topology(value, topo);
+                               return key == "block" ? read_block_topology(value, topo, budget)
+                                                    : read_tree_topology(value, topo, budget);
                            });
     if (!ok) return unexpected(ok.error());
     if (auto named = check_entity_name("topology", topo.name, 0); !named)
@@ -645,8 +647,10 @@ inline void write_topology(std::string& out, const slurm_topology& topo, bool is
 // "topology: <name>", with "cluster_default", and exactly one of "block",
 // "tree" or "flat: true". The default is the first topology with
 // cluster_default: true (index 0 if none). The result passed
-// validate_topology_set. Errors carry line and column.
-inline expected<slurm_topology_set, error> parse_topology_yaml(std::string_view text) {
+// validate_topology_set. Errors carry line and column. All hostlists of the
+// file together expand to no more than `limits` allow.
+inline expected<slurm_topology_set, error> parse_topology_yaml(std::string_view text, hostlist_limits limits = {}) {
+    detail::expansion_budget budget{limits};
     auto root = detail::yaml::parse(topoblock::detail::without_utf8_bom(text));
     if (!root) return unexpected(std::move(root).error());
     if (root->type == detail::yaml::node::kind::null) return unexpected(make_error("topology.yaml defines no topology", 1, 1));
@@ -657,7 +661,7 @@ inline expected<slurm_topology_set, error> parse_topology_yaml(std::string_view 
     std::set<std::string, std::less<>> names;
     for (const detail::yaml::node& item : root->items) {
         bool is_default = false;
-        auto topo = detail::yaml::read_topology(item, is_default);
+        auto topo = detail::yaml::read_topology(item, is_default, budget);
         if (!topo) return unexpected(std::move(topo).error());
         if (!names.insert(topo->name).second)
             return unexpected(make_error("topology " + detail::quoted(topo->name) + " is defined twice", item.at.line,
