@@ -14,7 +14,7 @@ namespace {
 
 // GPU-seconds offered per GPU-second of cluster between the first and the
 // last arrival.
-double offered_load(const workload& w, std::uint64_t cluster_gpus) {
+double offered_load_from_zero(const workload& w, std::uint64_t cluster_gpus) {
     double work = 0.0;
     for (const auto& j : w.jobs) work += j.gpus * j.duration_s;
     return work / (static_cast<double>(cluster_gpus) * w.jobs.back().submit_s);
@@ -161,7 +161,7 @@ TEST_CASE("sizes above max_gpus are clipped, and the load still holds") {
     std::uint32_t largest = 0;
     for (const auto& j : w.jobs) largest = std::max(largest, j.gpus);
     CHECK(largest == 512);
-    CHECK(offered_load(w, 512) == doctest::Approx(0.9).epsilon(0.03));
+    CHECK(offered_load_from_zero(w, 512) == doctest::Approx(0.9).epsilon(0.03));
     const auto capped = generate(llm_mix(), {1000, 0.9, 4096, 3, 256});
     for (const auto& j : capped.jobs) REQUIRE(j.gpus <= 256);
 }
@@ -173,8 +173,8 @@ TEST_CASE("a long workload offers the target load and the preset's size mix") {
         CAPTURE(name);
         const auto mix = *find_mix(name);
         const auto w = generate(mix, {1000000, 0.85, 2048, 2024, 0});
-        CHECK(offered_load(w, 2048) == doctest::Approx(0.85).epsilon(0.05));
-        MESSAGE(name << ": offered load " << offered_load(w, 2048));
+        CHECK(offered_load_from_zero(w, 2048) == doctest::Approx(0.85).epsilon(0.05));
+        MESSAGE(name << ": offered load " << offered_load_from_zero(w, 2048));
         const auto expected = expected_shares(mix);
         const auto got = class_job_shares(mix, w);
         for (std::size_t c = 0; c < expected.size(); ++c) {
