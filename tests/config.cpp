@@ -5,6 +5,8 @@
 
 #include <string>
 
+namespace test_config {
+
 using namespace topoblock;
 
 namespace {
@@ -49,3 +51,5 @@ TEST_CASE("set_assertion_handler returns the handler it replaces, and nullptr re
     const bool restored_default = set_assertion_handler(original) == original;  // the default is back
     CHECK(restored_default);
 }
+
+}  // namespace test_config

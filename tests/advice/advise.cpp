@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_advice_advise {
+
 using namespace topoblock;
 
 namespace {
@@ -250,3 +252,5 @@ TEST_CASE("with_released puts allocations back as they were, down nodes included
     auto next_before = before;
     CHECK(a.allocate(request::gpus(1)) == next_before.allocate(request::gpus(1)));
 }
+
+}  // namespace test_advice_advise

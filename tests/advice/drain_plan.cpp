@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_advice_drain_plan {
+
 using namespace topoblock;
 
 namespace {
@@ -97,3 +99,5 @@ TEST_CASE("drain_plan: bad node and domain ids are named") {
     CHECK(!drain_plan_for_domain(a, 2));
     CHECK(drain_plan_for_domain(a, 1)->empty());
 }
+
+}  // namespace test_advice_drain_plan

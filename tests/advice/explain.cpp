@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_advice_explain {
+
 using namespace topoblock;
 using topoblock::test::rng;
 
@@ -431,3 +433,5 @@ TEST_CASE("explain: sentences name the binding constraint and its numbers") {
     CHECK(e.binding == binding_constraint::scattered);
     CHECK(to_string(e) == "9 8-GPU sub-blocks free, but the longest run in one NVLink domain is 1 (needs 2); 2 NVLink domains would hold it if their jobs ended (72 GPUs free in all)");
 }
+
+}  // namespace test_advice_explain

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+namespace test_allocator_allocator {
+
 using namespace topoblock;
 
 namespace {
@@ -630,3 +632,5 @@ TEST_CASE("plan is a dry run") {
     CHECK(a->state().allocation_count() == 0);
     CHECK(a->state().available().gpus == 144);
 }
+
+}  // namespace test_allocator_allocator

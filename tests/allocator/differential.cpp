@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_allocator_differential {
+
 using namespace topoblock;
 using topoblock::test::reference_model;
 using topoblock::test::rng;
@@ -749,3 +751,5 @@ TEST_CASE_TEMPLATE("differential: 64-GPU nodes", Policy, TOPOBLOCK_DIFFERENTIAL_
 }
 
 #undef TOPOBLOCK_DIFFERENTIAL_POLICIES
+
+}  // namespace test_allocator_differential

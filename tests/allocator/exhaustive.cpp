@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace test_allocator_exhaustive {
+
 using namespace topoblock;
 using topoblock::test::checked_world;
 
@@ -131,3 +133,5 @@ TEST_CASE_TEMPLATE("exhaustive: every short sequence on tiny topologies", Policy
 }
 
 #undef TOPOBLOCK_EXHAUSTIVE_POLICIES
+
+}  // namespace test_allocator_exhaustive

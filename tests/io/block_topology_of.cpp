@@ -11,6 +11,8 @@
 
 #include <string>
 
+namespace test_io_block_topology_of {
+
 using namespace topoblock;
 
 namespace {
@@ -67,3 +69,5 @@ TEST_CASE("block_topology_of: a Slurm cluster gives back its file, BlockSizes ke
     // Without the settings every domain is a block.
     CHECK(io::block_topology_of(cluster->topo).blocks.size() == 3);
 }
+
+}  // namespace test_io_block_topology_of

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace test_io_hostlist {
+
 using topoblock::io::compress_hostlist;
 using topoblock::io::expand_hostlist;
 using topoblock::io::sort_hostnames;
@@ -261,3 +263,5 @@ TEST_CASE("limits: a caller's tighter limits are kept, exactly at the limit allo
     CHECK(over.error().column == 12);
     CHECK(over.error().message == "hostlist expands to more than 5 names");
 }
+
+}  // namespace test_io_hostlist

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_io_k8s_nodes {
+
 using namespace topoblock;
 using names = std::vector<std::string>;
 
@@ -199,3 +201,5 @@ TEST_CASE("k8s nodes: the label values that name domains and groups must be Kube
     const auto c = read_ok(header + row("gb-01", "Ready", clique + "8a1f-C3_x.1,other=a!b"));
     CHECK(domain_names(c.topo) == names{"8a1f-C3_x.1"});
 }
+
+}  // namespace test_io_k8s_nodes

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_io_k8s_nodes_json {
+
 using namespace topoblock;
 using names = std::vector<std::string>;
 
@@ -148,3 +150,5 @@ TEST_CASE("k8s nodes json: bad documents name the line, the column and what was 
     CHECK(read_error(listing({node("a-1", clique("c1"), "4"), node("a-2", clique("c1"), "8")})).message.find("has 8 GPUs") !=
           std::string::npos);
 }
+
+}  // namespace test_io_k8s_nodes_json

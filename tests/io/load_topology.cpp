@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_io_load_topology {
+
 using namespace topoblock;
 using topoblock::test::scratch_file;
 using io::topology_format;
@@ -143,3 +145,5 @@ TEST_CASE("load_topology: errors name the file, the line and what was wrong") {
     const std::string directory = std::filesystem::temp_directory_path().string();
     CHECK(load_error(directory).message == "'" + directory + "' is not a regular file");
 }
+
+}  // namespace test_io_load_topology

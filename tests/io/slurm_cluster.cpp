@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_io_slurm_cluster {
+
 using namespace topoblock;
 using names = std::vector<std::string>;
 
@@ -122,3 +124,5 @@ TEST_CASE("slurm cluster: topology.yaml takes its default topology") {
     REQUIRE_FALSE(tree.has_value());
     CHECK(tree.error().message.rfind("topology 'fabric': ", 0) == 0);
 }
+
+}  // namespace test_io_slurm_cluster

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_io_snapshot {
+
 using namespace topoblock;
 using topoblock::test::rng;
 
@@ -387,3 +389,5 @@ TEST_CASE("snapshot: randomly damaged snapshots are refused or read whole") {
     CHECK(refused > 1000);
     CHECK(accepted > 0);
 }
+
+}  // namespace test_io_snapshot

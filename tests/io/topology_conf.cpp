@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_io_topology_conf {
+
 using namespace topoblock::io;
 using names = std::vector<std::string>;
 
@@ -326,3 +328,5 @@ TEST_CASE("topology.conf: the hostlists of one file count against one limit") {
     CHECK(bytes_over.error().line == 2);
     CHECK(bytes_over.error().message.find("more than 15 bytes of names in all") != std::string::npos);
 }
+
+}  // namespace test_io_topology_conf

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_io_topology_yaml {
+
 using namespace topoblock::io;
 using names = std::vector<std::string>;
 
@@ -353,3 +355,5 @@ TEST_CASE("topology.yaml: the hostlists of one file, in every topology, count ag
     CHECK(over.error().column == 16);
     CHECK(over.error().message == "hostlist expands to more than 7 names in all, with the hostlists before it");
 }
+
+}  // namespace test_io_topology_yaml

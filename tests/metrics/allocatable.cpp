@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace test_metrics_allocatable {
+
 using namespace topoblock;
 using topoblock::test::rng;
 
@@ -109,3 +111,5 @@ TEST_CASE("allocatable by size and compaction agree with a recount node by node"
         CHECK(c.fewest_domains == fewest);
     }
 }
+
+}  // namespace test_metrics_allocatable

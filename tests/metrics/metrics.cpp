@@ -8,6 +8,8 @@
 
 #include <vector>
 
+namespace test_metrics_metrics {
+
 using namespace topoblock;
 
 TEST_CASE("utilization counts held GPUs over healthy GPUs") {
@@ -83,3 +85,5 @@ TEST_CASE("domain spread counts avoidable splits") {
     CHECK(s.split_but_fit == 1);
     CHECK(s.mean_domains == doctest::Approx(4.0 / 3.0));
 }
+
+}  // namespace test_metrics_metrics

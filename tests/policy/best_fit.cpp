@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace test_policy_best_fit {
+
 using namespace topoblock;
 
 namespace {
@@ -229,3 +231,5 @@ TEST_CASE("best-fit keeps its buckets itself: checked against the state and coun
     // Its memory is its two indexes': 16 domains by up to 72 GPUs and 18 nodes.
     CHECK(a->policy().memory_bytes() == bucket_index(16, 72).memory_bytes() + bucket_index(16, 18).memory_bytes());
 }
+
+}  // namespace test_policy_best_fit

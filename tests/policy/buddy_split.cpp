@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_policy_buddy_split {
+
 using namespace topoblock;
 using topoblock::test::place;
 
@@ -218,3 +220,5 @@ TEST_CASE("buddy-split: domains of 64 nodes and nodes of 64 GPUs") {
     REQUIRE(wide.release(*gpus));
     CHECK(wide.policy().check(wide.state()).empty());
 }
+
+}  // namespace test_policy_buddy_split

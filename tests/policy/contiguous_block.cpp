@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_policy_contiguous_block {
+
 using namespace topoblock;
 using topoblock::test::place;
 
@@ -419,3 +421,5 @@ TEST_CASE("contiguous-block: domains of 64 nodes fill whole words") {
     CHECK(wide.find(*node)->held_gpus == 64);
     CHECK(wide.policy().check(wide.state()).empty());
 }
+
+}  // namespace test_policy_contiguous_block

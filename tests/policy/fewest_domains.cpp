@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace test_policy_fewest_domains {
+
 using namespace topoblock;
 using topoblock::test::reference_model;
 
@@ -240,3 +242,5 @@ TEST_CASE_TEMPLATE("fewest domains: the rest goes to the tightest domain that ho
 }
 
 #undef TOPOBLOCK_DOMAIN_POLICIES
+
+}  // namespace test_policy_fewest_domains

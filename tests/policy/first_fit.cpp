@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+namespace test_policy_first_fit {
+
 using namespace topoblock;
 
 TEST_CASE("first-fit takes the lowest-index free GPUs, across domain boundaries") {
@@ -70,3 +72,5 @@ TEST_CASE("first-fit keeps its node bitsets itself, through failures and release
     // 36 nodes: a word and a summary word per bitset.
     CHECK(a->policy().memory_bytes() == 4 * sizeof(std::uint64_t));
 }
+
+}  // namespace test_policy_first_fit

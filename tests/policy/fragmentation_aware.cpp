@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace test_policy_fragmentation_aware {
+
 using namespace topoblock;
 
 namespace {
@@ -186,3 +188,5 @@ TEST_CASE("frag-aware: a given mix is checked when the allocator is built") {
     REQUIRE(ok->try_allocate(request::gpus(5)));
     CHECK(ok->policy().mix().weight(5) == 0);
 }
+
+}  // namespace test_policy_fragmentation_aware

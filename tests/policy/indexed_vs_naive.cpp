@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_policy_indexed_vs_naive {
+
 using namespace topoblock;
 using topoblock::test::rng;
 
@@ -271,3 +273,5 @@ TEST_CASE("slurm-block: indexed and its reference decide identically on the flat
         lockstep(sparse.topo, r, test::slurm_block_reference{r}, 59, 20'000, 50, slurm_request, 500);
     }
 }
+
+}  // namespace test_policy_indexed_vs_naive

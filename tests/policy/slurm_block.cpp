@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_policy_slurm_block {
+
 using namespace topoblock;
 
 namespace {
@@ -341,3 +343,5 @@ TEST_CASE("slurm-block: block sizes it cannot use are refused by create") {
     CHECK(slurm_block::block_size_error(4, std::vector<std::uint32_t>{12}) ==
           "12 is not 4 (the base size) times a power of two up to 2^15");
 }
+
+}  // namespace test_policy_slurm_block

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <vector>
 
+namespace test_request_placement {
+
 using namespace topoblock;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("placement: sort_by_node lists distinct nodes in node order, runs join
                 std::vector<piece_run>(p.runs().begin(), p.runs().end()));
     }
 }
+
+}  // namespace test_request_placement

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace test_request_request {
+
 using namespace topoblock;
 
 namespace {
@@ -86,3 +88,5 @@ TEST_CASE("request: the hash tells apart requests that differ in any one field")
     }
     CHECK(random_hashes.size() == random_requests.size());
 }
+
+}  // namespace test_request_request

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+namespace test_request_request_text {
+
 using namespace topoblock;
 
 namespace {
@@ -83,3 +85,5 @@ TEST_CASE("locality as text") {
     CHECK_FALSE(parse_locality("Require").has_value());
     CHECK_FALSE(parse_locality("").has_value());
 }
+
+}  // namespace test_request_request_text

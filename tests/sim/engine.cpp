@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_sim_engine {
+
 using namespace topoblock;
 using namespace topoblock::sim;
 
@@ -471,3 +473,5 @@ TEST_CASE("failure settings a replay cannot use are refused before it runs") {
     m.repair_hours = 0;
     CHECK(check_failure_model(m, 4).has_value());
 }
+
+}  // namespace test_sim_engine

@@ -6,6 +6,8 @@
 
 #include <limits>
 
+namespace test_sim_load {
+
 using namespace topoblock::sim;
 
 namespace {
@@ -48,3 +50,5 @@ TEST_CASE("rescale_to_load: the gaps scale, sizes and run times stay") {
     CHECK_FALSE(rescale_to_load(kept, 16, std::numeric_limits<double>::infinity()));
     CHECK(kept.jobs[1].submit_s == 100.0);
 }
+
+}  // namespace test_sim_load

@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+namespace test_sim_queue {
+
 using namespace topoblock;
 using namespace topoblock::sim;
 
@@ -201,3 +203,5 @@ TEST_CASE("EASY starts more small jobs early than FIFO") {
         last_start = s;
     }
 }
+
+}  // namespace test_sim_queue

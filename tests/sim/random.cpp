@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+namespace test_sim_random {
+
 using namespace topoblock::sim;
 
 TEST_CASE("splitmix64 and xoshiro256** match the reference algorithms") {
@@ -109,3 +111,5 @@ TEST_CASE("discrete draws each index in proportion to its weight") {
     CHECK(counts[2] == doctest::Approx(0.3 * n).epsilon(0.03));
     CHECK(counts[3] == doctest::Approx(0.6 * n).epsilon(0.02));
 }
+
+}  // namespace test_sim_random

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace test_sim_report {
+
 using namespace topoblock;
 using namespace topoblock::sim;
 
@@ -268,3 +270,5 @@ TEST_CASE("the settings and the title of a run") {
     CHECK(comparison_title("w", 0.0, 0.0, "c", topo, "easy") ==
           "w at ? offered load\non c (144 GPUs in 2 NVLink domains), EASY backfill");
 }
+
+}  // namespace test_sim_report

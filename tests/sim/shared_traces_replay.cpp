@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string>
 
+namespace test_sim_shared_traces_replay {
+
 using namespace topoblock;
 using namespace topoblock::sim;
 
@@ -46,3 +48,5 @@ void replay_shared(const std::string& file, std::uint32_t racks) {
 TEST_CASE("replays the shared Helios trace") { replay_shared("helios_dirlab15k.csv", 12); }
 
 TEST_CASE("replays the shared Philly trace") { replay_shared("philly_dirlab15k.csv", 9); }
+
+}  // namespace test_sim_shared_traces_replay

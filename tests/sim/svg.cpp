@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_sim_svg {
+
 using namespace topoblock::sim;
 
 namespace {
@@ -128,3 +130,5 @@ TEST_CASE("colours") {
     CHECK(mid.g > 0x01);
     CHECK(mid.g < 0x2c);
 }
+
+}  // namespace test_sim_svg

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace test_sim_synthetic {
+
 using namespace topoblock::sim;
 
 namespace {
@@ -225,3 +227,5 @@ TEST_CASE("with_small_share sets the share of jobs under 8 GPUs and keeps the re
     CHECK(with_small_share(big, 1.0, 128).has_value());
     CHECK(!with_small_share(big, 0.5, 128));
 }
+
+}  // namespace test_sim_synthetic

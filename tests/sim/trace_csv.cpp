@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+namespace test_sim_trace_csv {
+
 using namespace topoblock::sim;
 
 namespace {
@@ -257,3 +259,5 @@ TEST_CASE("seconds: the whole-seconds path reads what from_chars reads, and send
     }
     CHECK(whole > 50000);  // the path was taken, and often
 }
+
+}  // namespace test_sim_trace_csv

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+namespace test_sim_workload_source {
+
 using namespace topoblock::sim;
 
 namespace {
@@ -140,3 +142,5 @@ TEST_CASE("workload source: a small-job share reweights the mix and says so") {
     for (const auto& j : load_ok(s, 72 * 16).jobs.jobs) small += j.gpus < 8;
     CHECK(static_cast<double>(small) / 4000.0 < 0.3);  // the llm mix's own: 14/99 of its jobs
 }
+
+}  // namespace test_sim_workload_source

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace test_state_cluster_state {
+
 using namespace topoblock;
 
 namespace {
@@ -200,3 +202,5 @@ TEST_CASE("restoring allocations checks them as commit does, and changes nothing
     CHECK(a.try_allocate(request::gpus(1))->value == ((std::uint64_t{3} << 32) | 1U));
     CHECK(a.try_allocate(request::gpus(1))->value == ((std::uint64_t{1} << 32) | 4U));
 }
+
+}  // namespace test_state_cluster_state

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+namespace test_state_free_capacity {
+
 using namespace topoblock;
 
 TEST_CASE("free_capacity_tree lists the groups holding a size like a pass over every group") {
@@ -40,3 +42,5 @@ TEST_CASE("free_capacity_tree lists the groups holding a size like a pass over e
         CHECK(tree.consistent());
     }
 }
+
+}  // namespace test_state_free_capacity

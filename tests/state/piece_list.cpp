@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_state_piece_list {
+
 using namespace topoblock;
 
 TEST_CASE("piece_list: runs of whole nodes stay inline, other shapes spill and read back") {
@@ -75,3 +77,5 @@ TEST_CASE("allocation_record: a live allocation's record fits a cache line") {
     CHECK(sizeof(piece_list) == 16);
     CHECK(sizeof(allocation_record) <= 48);
 }
+
+}  // namespace test_state_piece_list

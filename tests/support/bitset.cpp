@@ -9,6 +9,8 @@
 #include <set>
 #include <vector>
 
+namespace test_support_bitset {
+
 using namespace topoblock;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("indexed_bitset agrees with a std::set over random operations, bit cop
         CHECK(b.count() == model.size());
     }
 }
+
+}  // namespace test_support_bitset

@@ -10,6 +10,8 @@
 #include <set>
 #include <vector>
 
+namespace test_support_bucket_index {
+
 using namespace topoblock;
 
 TEST_CASE("bucket_index answers best-fit questions like a linear scan") {
@@ -125,3 +127,5 @@ TEST_CASE("bucket_index finds the lowest item of a range of keys like a scan, ac
         }
     }
 }
+
+}  // namespace test_support_bucket_index

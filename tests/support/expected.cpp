@@ -5,6 +5,8 @@
 
 #include <string>
 
+namespace test_support_expected {
+
 TEST_CASE("expected holds a value or an error") {
     topoblock::expected<int, std::string> ok = 7;
     CHECK(ok.has_value());
@@ -29,3 +31,5 @@ TEST_CASE("error names its position") {
     in_file.line = in_file.column = 0;
     CHECK(in_file.to_string() == "t.csv: bad token");
 }
+
+}  // namespace test_support_expected

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+namespace test_support_id_map {
+
 using topoblock::id_map;
 
 TEST_CASE("id_map: inserts, replaces, finds and erases") {
@@ -73,3 +75,5 @@ TEST_CASE("id_map: randomized against std::unordered_map") {
         }
     }
 }
+
+}  // namespace test_support_id_map

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_support_name_list {
+
 using topoblock::detail::split_list;
 
 TEST_CASE("name list: each name once in first-seen order, the repeated ones reported once") {
@@ -25,3 +27,5 @@ TEST_CASE("name list: each name once in first-seen order, the repeated ones repo
     CHECK(split_list(many, repeated).size() == 1000);
     CHECK(repeated.size() == 1000);
 }
+
+}  // namespace test_support_name_list

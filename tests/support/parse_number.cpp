@@ -7,6 +7,8 @@
 
 #include <string_view>
 
+namespace test_support_parse_number {
+
 using namespace topoblock;
 
 TEST_CASE("parse_whole: whole decimal numbers in range, and too large said as such") {
@@ -52,3 +54,5 @@ TEST_CASE("parse_duration: seconds, minutes, hours, days") {
         CHECK(parse_duration(bad).error() == number_problem::not_a_number);
     }
 }
+
+}  // namespace test_support_parse_number

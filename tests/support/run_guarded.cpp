@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+namespace test_support_run_guarded {
+
 namespace {
 
 struct guarded_run {
@@ -45,3 +47,5 @@ TEST_CASE("the program's top: a command's status passes, every exception becomes
     CHECK(other.status == 1);
     CHECK(other.err == "topoblock: error: an exception that is no std::exception\n");
 }
+
+}  // namespace test_support_run_guarded

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_testing_conformance {
+
 using namespace topoblock;
 using topoblock::testing::check_policy;
 using topoblock::testing::conformance_options;
@@ -254,3 +256,5 @@ TEST_CASE("the conformance harness catches a broken policy") {
         CHECK(report.operations == 0);
     }
 }
+
+}  // namespace test_testing_conformance

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+namespace test_topology_builder {
+
 using namespace topoblock;
 
 namespace {
@@ -193,3 +195,5 @@ TEST_CASE("group levels map every domain to one group") {
     CHECK(t->levels()[0].domains_of_group[0] == std::vector<domain_id>{0, 2});
     CHECK(t->node(0).name == "a01");
 }
+
+}  // namespace test_topology_builder

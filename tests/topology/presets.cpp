@@ -4,6 +4,8 @@
 
 #include <string>
 
+namespace test_topology_presets {
+
 using namespace topoblock;
 
 TEST_CASE("GB200 and GB300 NVL72: one domain per rack, 18 trays of 4 GPUs") {
@@ -136,3 +138,5 @@ TEST_CASE("spec errors quote a few dozen bytes, escaped") {
     CHECK(count.error().message == "expected a positive number for domains per group, got '" +
                                        std::string(32, '9') + "...'");
 }
+
+}  // namespace test_topology_presets

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+namespace test_topology_topology {
+
 using namespace topoblock;
 
 namespace {
@@ -56,3 +58,5 @@ TEST_CASE("a topology copied into another, or moved: every copy is the topology 
     none = two;
     check_same(none, two);
 }
+
+}  // namespace test_topology_topology

@@ -4,6 +4,8 @@
 
 #include <string>
 
+namespace test_topology_write_topology_spec {
+
 using namespace topoblock;
 
 TEST_CASE("write_topology_spec: a spec's topology writes back as a spec that makes the same topology") {
@@ -43,3 +45,5 @@ TEST_CASE("write_topology_spec: a topology no spec makes is refused, saying what
     REQUIRE(levels.has_value());
     CHECK(write_topology_spec(*levels).error().message.find("one level at most") != std::string::npos);
 }
+
+}  // namespace test_topology_write_topology_spec

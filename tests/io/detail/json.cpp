@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_io_detail_json {
+
 using namespace topoblock::io::detail;
 
 namespace {
@@ -97,3 +99,5 @@ TEST_CASE("json: nesting is capped at max_depth without recursion") {
     expect_error(std::string(1'000'000, '{'), 1, 2, "expected a member name");
     expect_error(std::string(1'000'000, '['), 1, static_cast<std::uint32_t>(json::max_depth + 1), "nested more than");
 }
+
+}  // namespace test_io_detail_json

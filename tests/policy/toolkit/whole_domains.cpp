@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace test_policy_toolkit_whole_domains {
+
 using namespace topoblock;
 using topoblock::test::rng;
 
@@ -172,3 +174,5 @@ TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pic
         CHECK(answered > 100);
     }
 }
+
+}  // namespace test_policy_toolkit_whole_domains
