@@ -44,6 +44,26 @@ std::size_t column(const std::vector<std::string>& header, const std::string& na
     return 0;
 }
 
+// The allocatable jobs by size at the moment of `snapshot`, counted from
+// its cells: per domain its free GPUs and its wholly free nodes (a down
+// node's cells are -1), each divided by the size.
+std::vector<std::uint64_t> recount(const topology& topo, const occupancy_snapshot& snapshot) {
+    std::vector<std::uint64_t> out(topo.max_domain_gpus() + topo.max_domain_nodes(), 0);
+    for (domain_id d = 0; d < topo.domain_count(); ++d) {
+        const auto& info = topo.domain(d);
+        std::uint64_t free_gpus = 0, free_nodes = 0;
+        for (node_id n = info.first_node; n < info.end_node(); ++n) {
+            std::uint64_t here = 0;
+            for (std::uint32_t g = 0; g < topo.node(n).gpus; ++g) here += snapshot.cells.at(topo.node(n).first_gpu + g).job_gpus == 0;
+            free_gpus += here;
+            free_nodes += here == topo.node(n).gpus;
+        }
+        for (std::uint64_t s = 1; s <= topo.max_domain_gpus(); ++s) out[s - 1] += free_gpus / s;
+        for (std::uint64_t k = 1; k <= topo.max_domain_nodes(); ++k) out[topo.max_domain_gpus() + k - 1] += free_nodes / k;
+    }
+    return out;
+}
+
 workload jobs_of(std::vector<job> jobs) {
     workload w{"hand", std::move(jobs)};
     number_and_sort(w);
@@ -113,30 +133,6 @@ TEST_CASE("the samples hold the allocatable jobs by size of their moment, by han
         CHECK(row[column(header, "jobs_2node")] == (i < 2 ? "0" : "1"));
     }
 }
-
-namespace {
-
-// The allocatable jobs by size at the moment of `snapshot`, counted from
-// its cells: per domain its free GPUs and its wholly free nodes (a down
-// node's cells are -1), each divided by the size.
-std::vector<std::uint64_t> recount(const topology& topo, const occupancy_snapshot& snapshot) {
-    std::vector<std::uint64_t> out(topo.max_domain_gpus() + topo.max_domain_nodes(), 0);
-    for (domain_id d = 0; d < topo.domain_count(); ++d) {
-        const auto& info = topo.domain(d);
-        std::uint64_t free_gpus = 0, free_nodes = 0;
-        for (node_id n = info.first_node; n < info.end_node(); ++n) {
-            std::uint64_t here = 0;
-            for (std::uint32_t g = 0; g < topo.node(n).gpus; ++g) here += snapshot.cells.at(topo.node(n).first_gpu + g).job_gpus == 0;
-            free_gpus += here;
-            free_nodes += here == topo.node(n).gpus;
-        }
-        for (std::uint64_t s = 1; s <= topo.max_domain_gpus(); ++s) out[s - 1] += free_gpus / s;
-        for (std::uint64_t k = 1; k <= topo.max_domain_nodes(); ++k) out[topo.max_domain_gpus() + k - 1] += free_nodes / k;
-    }
-    return out;
-}
-
-}  // namespace
 
 TEST_CASE("every sample row's counts match a recount of the cluster at its moment") {
     // Racks beside 8-GPU servers, failures on: the snapshot of a replay
