@@ -12,6 +12,7 @@
 #include <topoblock/sim/load.hpp>
 #include <topoblock/sim/queue.hpp>
 #include <topoblock/sim/report.hpp>
+#include <topoblock/sim/samples_csv.hpp>
 #include <topoblock/sim/synthetic.hpp>
 #include <topoblock/sim/trace_csv.hpp>
 #include <topoblock/sim/workload_source.hpp>
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -59,6 +61,7 @@ struct simulate_settings {
     policy_settings policy;
     slurm_version slurm = newest_slurm_version;  // slurm-block: whose node selection
     std::string csv_path;
+    std::string samples_csv_path;
     std::string svg_path = "topoblock-comparison.svg";
     // The options the command line gave, for the checks that refuse one
     // that does not apply (--jobs with a trace, ...).
@@ -101,6 +104,9 @@ inline void simulate_usage(std::FILE* to) {
         "  --repair-hours X       hours a failed node stays down (default 4; 0 to 1e9)\n"
         "  --max-requeues N       a job cut short by failures more often is given up (default 5)\n"
         "  --csv FILE             also write the comparison as CSV\n"
+        "  --samples-csv FILE     also write the figures over time as CSV: a row per policy per\n"
+        "                         sample moment (fragmentation, compaction, jobs of each size\n"
+        "                         that could start)\n"
         "  --svg FILE             picture (default topoblock-comparison.svg; '-' for none)\n",
         to);
 }
@@ -139,11 +145,11 @@ inline bool stderr_is_terminal() {
 }
 
 // The options that take a value; --no-stretch and --help take none.
-inline constexpr std::array<std::string_view, 21> simulate_valued_flags{
+inline constexpr std::array<std::string_view, 22> simulate_valued_flags{
     "--topology",    "--workload",    "--jobs",           "--load",         "--small-share",  "--policy", "--queue",  "--seed",
     "--until",       "--snapshot",    "--locality",       "--block-gpus",   "--comm-share",   "--nvlink-gbps",
     "--ib-gbps",     "--node-mtbf-hours", "--repair-hours", "--max-requeues", "--csv",         "--svg",
-    "--slurm-version"};
+    "--slurm-version", "--samples-csv"};
 
 // Parses argv into settings; returns an exit code when the command should
 // stop (help: 0, bad usage: 2, the error on `err`).
@@ -182,6 +188,11 @@ inline std::optional<int> parse_simulate_args(const std::vector<std::string_view
         else if (flag == "--workload") s.workload = v;
         else if (flag == "--policy") s.policies = v;
         else if (flag == "--csv") s.csv_path = v;
+        else if (flag == "--samples-csv") {
+            // The table goes to standard output; a file named '-' would surprise.
+            if (value == "-" || value.empty()) return refuse("a file name (standard output holds the table)");
+            s.samples_csv_path = v;
+        }
         else if (flag == "--svg") s.svg_path = value == "-" ? "" : v;
         else if (flag == "--queue") {
             if (value != "easy" && value != "fifo") return refuse("easy or fifo");
@@ -305,6 +316,17 @@ inline bool write_text(const std::string& path, const std::string& text) {
     return static_cast<bool>(out.flush());
 }
 
+// Writes the file of one output option; on failure says so on stderr,
+// naming the option, the file and, where the system says, why.
+inline bool write_output(std::string_view flag, const std::string& path, const std::string& text) {
+    errno = 0;
+    if (write_text(path, text)) return true;
+    const int why = errno;
+    std::fprintf(stderr, "topoblock simulate: %.*s: cannot write '%s'%s\n", static_cast<int>(flag.size()), flag.data(),
+                 path.c_str(), why != 0 ? (": " + std::generic_category().message(why)).c_str() : "");
+    return false;
+}
+
 }  // namespace detail
 
 inline int simulate_main(const std::vector<std::string_view>& args) {
@@ -394,13 +416,24 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
     int status = 0;
     for (const auto& r : results)
         if (!r.totals.conserved) status = 1;
+    // The run's settings, on every row of both CSV files.
+    const sim::run_settings settings = sim::settings_of_run(s.workload, s.topology, loaded->offered_load, s.seed, s.where,
+                                                            s.engine.cost.comm_share, s.engine.failures);
     if (!s.csv_path.empty()) {
-        const sim::run_settings settings = sim::settings_of_run(s.workload, s.topology, loaded->offered_load, s.seed, s.where,
-                                                                s.engine.cost.comm_share, s.engine.failures);
-        if (detail::write_text(s.csv_path, sim::format_csv(results, settings)))
+        if (detail::write_output("--csv", s.csv_path, sim::format_csv(results, settings)))
             std::printf("\nwrote %s\n", s.csv_path.c_str());
         else
-            std::fprintf(stderr, "topoblock simulate: cannot write '%s'\n", s.csv_path.c_str()), status = 1;
+            status = 1;
+    }
+    if (!s.samples_csv_path.empty()) {
+        if (std::all_of(results.begin(), results.end(), [](const sim::policy_result& r) { return r.fragmentation.empty(); }))
+            std::fputs("topoblock simulate: --samples-csv: no sample moment fell in the replay (they lie in the arrival\n"
+                       "  window, which is empty when every job is submitted at one moment): the file has the header only\n",
+                       stderr);
+        if (detail::write_output("--samples-csv", s.samples_csv_path, sim::format_samples_csv(results, *topo, settings)))
+            std::printf("\nwrote %s\n", s.samples_csv_path.c_str());
+        else
+            status = 1;
     }
     if (!s.svg_path.empty()) {
         sim::svg_options picture;
@@ -417,12 +450,11 @@ inline int simulate_main(const std::vector<std::string_view>& args) {
             picture.subtitle += ", no node failures";
         picture.subtitle += "; topoblock simulate";
         picture.offered_load = loaded->offered_load;
-        if (detail::write_text(s.svg_path, sim::render_svg(results, *topo, picture))) {
+        if (detail::write_output("--svg", s.svg_path, sim::render_svg(results, *topo, picture))) {
             std::error_code ec;
             const auto where_written = std::filesystem::absolute(s.svg_path, ec);
             std::printf("\nwrote %s (open it in a web browser)\n", (ec ? s.svg_path : where_written.string()).c_str());
         } else {
-            std::fprintf(stderr, "topoblock simulate: cannot write '%s'\n", s.svg_path.c_str());
             status = 1;
         }
     }

@@ -128,3 +128,58 @@ file(WRITE "${WORK}/nodes.txt" "NAME STATUS LABELS\n"
   "hgx-1 Ready nvidia.com/gpu.count=8\n")
 topoblock_run(NAME "a kubectl listing" ARGS simulate --topology "${WORK}/nodes.txt" --jobs 5 --svg - --policy best-fit
   STATUS 0 OUT_HAS "(16 GPUs in 2 NVLink domains)")
+
+# --samples-csv: the figures over time, a row per policy per sample moment
+# (50 by default), the run's columns as --csv writes them.
+topoblock_run(NAME "--help lists --samples-csv" ARGS simulate --help STATUS 0 OUT_HAS "\n  --samples-csv FILE ")
+topoblock_run(NAME "--samples-csv writes its file" ARGS simulate --topology nvl72:1 --svg - --jobs 50 --policy best-fit,first-fit
+  --csv "${WORK}/per-policy.csv" --samples-csv "${WORK}/samples.csv" STATUS 0 OUT_HAS "\nwrote ${WORK}/samples.csv\n")
+file(STRINGS "${WORK}/samples.csv" lines)
+list(POP_FRONT lines header)
+set(columns "policy,queue,workload,topology,offered_load,seed,locality,comm_share,node_mtbf_hours,repair_hours")
+if(NOT header MATCHES "^${columns},t_s,external_fragmentation,occupied_domains,fewest_domains,jobs_1gpu,jobs_2gpu,"
+   OR NOT header MATCHES ",jobs_72gpu,jobs_1node,jobs_2node,[a-z0-9_,]*,jobs_18node$")
+  message(FATAL_ERROR "--samples-csv header:\n${header}")
+endif()
+string(REGEX MATCHALL "," commas "${header}")
+list(LENGTH commas header_commas)
+# Each policy's rows carry the settings fields of its --csv row.
+# (CMake's expressions have no {10}.)
+string(REPEAT "[^,]*," 10 ten_fields)
+foreach(policy best-fit first-fit)
+  file(STRINGS "${WORK}/per-policy.csv" per_policy REGEX "^${policy},")
+  string(REGEX MATCH "^${ten_fields}" settings "${per_policy}")
+  set(rows ${lines})
+  list(FILTER rows INCLUDE REGEX "^${policy},")
+  list(LENGTH rows n)
+  if(NOT n EQUAL 50 OR settings STREQUAL "")
+    message(FATAL_ERROR "${policy}: ${n} sample rows (expected 50), settings '${settings}'")
+  endif()
+  foreach(row IN LISTS rows)
+    string(REGEX MATCHALL "," commas "${row}")
+    list(LENGTH commas row_commas)
+    string(FIND "${row}" "${settings}" at)
+    if(NOT row_commas EQUAL header_commas OR NOT at EQUAL 0)
+      message(FATAL_ERROR "${policy}: a row of ${row_commas} commas (header ${header_commas}) or without '${settings}':\n${row}")
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH lines n)
+if(NOT n EQUAL 100)
+  message(FATAL_ERROR "--samples-csv: ${n} rows for 2 policies x 50 samples")
+endif()
+# A file that cannot be written: the option, the file and why; exit status 1.
+topoblock_run(NAME "--samples-csv into a missing directory" ARGS simulate --topology nvl72:1 --svg - --jobs 20 --policy best-fit
+  --samples-csv "${WORK}/no/such/dir/samples.csv" STATUS 1
+  ERR_HAS "topoblock simulate: --samples-csv: cannot write '${WORK}/no/such/dir/samples.csv': ")
+topoblock_run(NAME "--samples-csv -" ARGS simulate --samples-csv - STATUS 2
+  ERR_HAS "--samples-csv takes a file name (standard output holds the table), got '-'")
+# Every job submitted at one moment: no sample moment, the header alone, and
+# a note saying why.
+topoblock_run(NAME "--samples-csv without an arrival window" ARGS simulate ${run} --workload "${WORK}/once.csv"
+  --samples-csv "${WORK}/none.csv" STATUS 0 ERR_HAS "--samples-csv: no sample moment fell in the replay")
+file(STRINGS "${WORK}/none.csv" lines)
+list(LENGTH lines n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "--samples-csv without samples: ${n} lines")
+endif()

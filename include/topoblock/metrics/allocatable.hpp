@@ -21,8 +21,10 @@ struct allocatable_by_size {
     std::vector<std::uint64_t> nodes;  // [k - 1]: jobs of k whole nodes, k = 1 .. the largest domain's nodes
 };
 
-// O(domains + largest domain's GPUs^2): the domains are counted by their
-// free GPUs (and free nodes) first.
+// O(domains + largest domain's GPUs x distinct free counts): the domains
+// are counted by their free GPUs (and free nodes) first, and each size
+// visits only the counts some domain has (the simulator samples this on
+// clusters whose one domain holds thousands of GPUs).
 template <class State>
 allocatable_by_size allocatable_of(const State& state) {
     const topology& topo = state.topo();
@@ -34,9 +36,13 @@ allocatable_by_size allocatable_of(const State& state) {
         ++by_free_nodes[state.domain(d).free_nodes];
     }
     const auto jobs = [](const std::vector<std::uint64_t>& domains_with) {
+        std::vector<std::size_t> present;  // free counts some domain has, ascending
+        for (std::size_t free = 1; free < domains_with.size(); ++free)
+            if (domains_with[free] != 0) present.push_back(free);
         std::vector<std::uint64_t> out(domains_with.size() - 1, 0);
         for (std::size_t size = 1; size < domains_with.size(); ++size)
-            for (std::size_t free = size; free < domains_with.size(); ++free) out[size - 1] += domains_with[free] * (free / size);
+            for (auto free = present.rbegin(); free != present.rend() && *free >= size; ++free)
+                out[size - 1] += domains_with[*free] * (*free / size);
         return out;
     };
     return {jobs(by_free_gpus), jobs(by_free_nodes)};

@@ -57,7 +57,9 @@ struct engine_options {
     std::uint32_t max_requeues = 5;
     std::uint64_t seed = 1;  // of the failures (the workload has its own)
     // External fragmentation is costly (it copies the allocator), so it is
-    // sampled at this many evenly spaced moments of the arrival window.
+    // sampled at this many evenly spaced moments of the arrival window;
+    // each sample also holds the compaction and the allocatable jobs by
+    // size of its moment (fragmentation_sample).
     std::size_t fragmentation_samples = 50;
     // ... weighted over the workload's this-many most frequent job sizes.
     std::size_t fragmentation_sizes = 12;
@@ -490,7 +492,7 @@ private:
             if (at >= t) break;
             const compaction c = compaction_of(alloc_.state());
             fragmentation_.push_back({at, weighted_external_fragmentation(alloc_, std::span<const topoblock::size_weight>(size_mix_)),
-                                      c.occupied_domains, c.fewest_domains});
+                                      c.occupied_domains, c.fewest_domains, allocatable_of(alloc_.state())});
             ++next_sample_;
         }
         if (snapshot_.t < 0.0 && snapshot_s_ < t) take_snapshot();

@@ -191,38 +191,49 @@ inline void append_csv_text(std::string& out, std::string_view text) {
     out += '"';
 }
 
+// The columns every row of the simulator's CSV files starts with: the
+// policy and queue, then the run's settings (format_csv,
+// format_samples_csv).
+inline constexpr std::string_view run_columns =
+    "policy,queue,workload,topology,offered_load,seed,locality,comm_share,node_mtbf_hours,repair_hours";
+
+// Those columns' fields for one policy's row, without a line break.
+inline void append_run_fields(std::string& out, const policy_result& r, const run_settings& settings) {
+    const auto text = [&out](std::string_view field) {
+        out += ',';
+        append_csv_text(out, field);
+    };
+    append_csv_text(out, r.policy);
+    for (const std::string_view field : {std::string_view(r.queue), std::string_view(settings.workload),
+                                         std::string_view(settings.topology)})
+        text(field);
+    out += ',';
+    append_exact(out, settings.offered_load);
+    out += ',';
+    append_exact(out, settings.seed);
+    text(settings.locality);
+    for (const double v : {settings.comm_share, settings.node_mtbf_hours, settings.repair_hours}) {
+        out += ',';
+        append_exact(out, v);
+    }
+}
+
 }  // namespace detail
 
 // One header line, then one row per policy; numbers exact (shortest text
 // that reads back as the same double), shares as fractions, times in seconds.
 // The run's settings follow the policy and queue on every row.
 inline std::string format_csv(std::span<const policy_result> results, const run_settings& settings = {}) {
-    std::string out =
-        "policy,queue,workload,topology,offered_load,seed,locality,comm_share,node_mtbf_hours,repair_hours,"
-        "jobs,completed,running,waiting,unplaceable,not_submitted,conserved,utilization,"
+    std::string out(detail::run_columns);
+    out +=
+        ",jobs,completed,running,waiting,unplaceable,not_submitted,conserved,utilization,"
         "useful_utilization,idle_held,"
         "external_fragmentation,wait_p50_s,wait_p95_s,wait_p99_s,bounded_slowdown,makespan_s,split_jobs,"
         "split_gpu_hours,comm_lost_gpu_hours,failure_lost_gpu_hours,requeues,abandoned,wait_mean_s,"
         "extra_domain_jobs\n";
     for (const auto& r : results) {
         const auto& s = r.totals;
-        const auto text = [&out](std::string_view field) {
-            out += ',';
-            detail::append_csv_text(out, field);
-        };
-        detail::append_csv_text(out, r.policy);
-        for (const std::string_view field : {std::string_view(r.queue), std::string_view(settings.workload),
-                                             std::string_view(settings.topology)})
-            text(field);
-        out += ',';
-        detail::append_exact(out, settings.offered_load);
-        out += ',';
-        detail::append_exact(out, settings.seed);
-        text(settings.locality);
-        for (const double v : {settings.comm_share, settings.node_mtbf_hours, settings.repair_hours}) {
-            out += ',';
-            detail::append_exact(out, v);
-        }
+        detail::append_run_fields(out, r, settings);
         for (const std::size_t n : {s.jobs, s.completed, s.running, s.waiting, s.unplaceable, s.not_submitted}) {
             out += ',';
             detail::append_exact(out, std::uint64_t{n});

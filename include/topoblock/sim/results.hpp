@@ -1,5 +1,6 @@
 #pragma once
 
+#include <topoblock/metrics/allocatable.hpp>
 #include <topoblock/request/errc.hpp>
 
 #include <algorithm>
@@ -84,6 +85,10 @@ struct fragmentation_sample {
     // where running jobs hold GPUs, and the fewest whose GPUs would hold them.
     std::uint32_t occupied_domains = 0;
     std::uint32_t fewest_domains = 0;
+    // How many jobs of each size could start at that moment, each inside
+    // one domain (metrics/allocatable.hpp): the vectors run to the largest
+    // domain's GPUs and nodes.
+    allocatable_by_size allocatable;
 };
 
 // Who holds each GPU at one moment, for the occupancy heat map.
