@@ -276,59 +276,64 @@ private:
         std::vector<std::uint32_t> bounds(domains);
         // The request's terms as values: the stores to `bounds` could alias
         // the members and make each domain read them again.
-        const bool nodes = counts_nodes();
         const bool ranked = default_cost();
         const bool exclusive = req_.exclusive_domain;
+        const auto up_of = counts_nodes() ? &domain_counters::up_nodes : &domain_counters::up_gpus;
+        const auto have_of = counts_nodes() ? &domain_counters::free_nodes : &domain_counters::free_gpus;
         // A domain's bound from its counters, when it needs `need` units
         // and `whole` GPUs of wholly free nodes.
         const auto bound_of = [=](const domain_counters& c, std::uint32_t need, std::uint64_t whole) {
-            const std::uint32_t up = nodes ? c.up_nodes : c.up_gpus;
-            if (up < need || c.up_nodes == 0) return never;
+            if (c.*up_of < need || c.up_nodes == 0) return never;
             if (!ranked) return 0U;
             if (exclusive) return c.held_gpus;
-            const std::uint32_t have = nodes ? c.free_nodes : c.free_gpus;
-            std::uint64_t bound = have >= need ? 0 : need - have;
+            const std::uint32_t have = c.*have_of;
             // Wholly free nodes need every GPU of theirs free.
-            if (whole > c.free_gpus) bound = std::max<std::uint64_t>(bound, whole - c.free_gpus);
-            return static_cast<std::uint32_t>(bound);
+            return static_cast<std::uint32_t>(std::max<std::uint64_t>(have >= need ? 0 : need - have, whole > c.free_gpus ? whole - c.free_gpus : 0));
         };
         const auto whole_gpus = [&](std::uint32_t g) -> std::uint64_t {
             return std::uint64_t{advice_room<Policy>::whole_nodes(a_.policy(), req_, g)} * g;
         };
+        // The domains are searched in rounds, each over the bounds in a span
+        // of a few values from the least left, bound by bound. gather(d)
+        // keeps d for the round when its bound lies in the span from the
+        // least seen so far (one kept while the least was larger is passed
+        // over by the round); the pass that sets the bounds gathers the
+        // first round.
+        constexpr std::uint32_t span = 8;
+        std::vector<domain_id> gathered;
         std::uint32_t least = never;
+        const auto gather = [&](domain_id d) {
+            least = std::min(least, bounds[d]);
+            if (bounds[d] != never && bounds[d] - least <= span) gathered.push_back(d);
+        };
         if (const std::uint32_t uniform = t.uniform_gpus_per_node(); uniform != 0) {
             const std::uint32_t need = units_needed(uniform);
             const std::uint64_t whole = whole_gpus(uniform);
             for (domain_id d = 0; d < domains; ++d) {
                 bounds[d] = bound_of(state.domain(d), need, whole);
-                least = std::min(least, bounds[d]);
+                gather(d);
             }
         } else {
             for (domain_id d = 0; d < domains; ++d) {
                 const std::uint32_t g = t.shape(d).gpus_per_node;
                 bounds[d] = bound_of(state.domain(d), units_needed(g), whole_gpus(g));
-                least = std::min(least, bounds[d]);
+                gather(d);
             }
         }
-        // A pass gathers the domains whose bounds lie in a span of a few
-        // values from the least left; they are searched bound by bound.
-        constexpr std::uint32_t span = 8;
-        std::vector<domain_id> gathered;
         for (std::uint32_t lo = least; lo != never && (!best_.found() || lo <= best_.cost);) {
             const std::uint32_t hi = lo + span;
-            std::uint32_t after = never;
-            gathered.clear();
-            for (domain_id d = 0; d < domains; ++d) {
-                if (bounds[d] <= hi) gathered.push_back(d);
-                else after = std::min(after, bounds[d]);  // never stays never
-            }
             for (std::uint32_t b = lo; b <= hi; ++b)
                 for (const domain_id d : gathered) {
                     if (best_.found() && b > best_.cost) return;
                     if (bounds[d] == b) search_domain(d);
                 }
-            for (const domain_id d : gathered) bounds[d] = never;
-            lo = after;
+            if (best_.found() && best_.cost <= hi) return;  // the next round starts above it
+            // The next round: the bounds above this one's.
+            gathered.clear();
+            least = never;
+            for (domain_id d = 0; d < domains; ++d)
+                if (bounds[d] > hi) gather(d);
+            lo = least;
         }
     }
 
