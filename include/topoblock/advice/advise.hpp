@@ -287,8 +287,10 @@ private:
             if (!ranked) return 0U;
             if (exclusive) return c.held_gpus;
             const std::uint32_t have = c.*have_of;
+            const std::uint64_t units = have >= need ? 0 : need - have;
             // Wholly free nodes need every GPU of theirs free.
-            return static_cast<std::uint32_t>(std::max<std::uint64_t>(have >= need ? 0 : need - have, whole > c.free_gpus ? whole - c.free_gpus : 0));
+            const std::uint64_t gpus = whole > c.free_gpus ? whole - c.free_gpus : 0;
+            return static_cast<std::uint32_t>(std::max(units, gpus));
         };
         const auto whole_gpus = [&](std::uint32_t g) -> std::uint64_t {
             return std::uint64_t{advice_room<Policy>::whole_nodes(a_.policy(), req_, g)} * g;
