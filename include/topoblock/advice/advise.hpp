@@ -16,6 +16,7 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -267,53 +268,74 @@ private:
     void search_domains() {
         const topology& t = a_.topo();
         const auto& state = a_.state();
+        const domain_id domains = t.domain_count();
         // One pass puts each domain's bound in an array (a domain that can
         // never hold the request gets `never`); then the domains are
         // searched least bound first, up to the best cost found.
         constexpr std::uint32_t never = ~0U;
-        std::vector<std::uint32_t> bounds(t.domain_count());
-        const bool nodes = counts_nodes();
+        std::vector<std::uint32_t> bounds(domains);
+        // The request's terms as values: the stores to `bounds` could alias
+        // the members and make each domain read them again.
         const bool ranked = default_cost();
-        const std::uint32_t uniform = t.uniform_gpus_per_node();
-        const std::uint32_t uniform_need = units_needed(uniform);
-        const std::uint64_t uniform_whole = advice_room<Policy>::whole_nodes(a_.policy(), req_, uniform);
-        std::uint32_t least = never;
-        for (domain_id d = 0; d < t.domain_count(); ++d) {
-            const domain_counters& c = state.domain(d);
-            const std::uint32_t need = uniform != 0 ? uniform_need : units_needed(t.shape(d).gpus_per_node);
-            const std::uint32_t up = nodes ? c.up_nodes : c.up_gpus;
-            const std::uint32_t have = req_.exclusive_domain ? 0 : nodes ? c.free_nodes : c.free_gpus;
-            std::uint32_t bound = req_.exclusive_domain ? c.held_gpus : have >= need ? 0 : need - have;
+        const bool exclusive = req_.exclusive_domain;
+        const auto up_of = counts_nodes() ? &domain_counters::up_nodes : &domain_counters::up_gpus;
+        const auto have_of = counts_nodes() ? &domain_counters::free_nodes : &domain_counters::free_gpus;
+        // A domain's bound from its counters, when it needs `need` units
+        // and `whole` GPUs of wholly free nodes.
+        const auto bound_of = [=](const domain_counters& c, std::uint32_t need, std::uint64_t whole) {
+            if (c.*up_of < need || c.up_nodes == 0) return never;
+            if (!ranked) return 0U;
+            if (exclusive) return c.held_gpus;
+            const std::uint32_t have = c.*have_of;
+            const std::uint64_t units = have >= need ? 0 : need - have;
             // Wholly free nodes need every GPU of theirs free.
-            if (ranked && !req_.exclusive_domain) {
-                const std::uint32_t g = uniform != 0 ? uniform : t.shape(d).gpus_per_node;
-                const std::uint64_t whole = uniform != 0 ? uniform_whole : advice_room<Policy>::whole_nodes(a_.policy(), req_, g);
-                if (whole * g > c.free_gpus) bound = static_cast<std::uint32_t>(std::max<std::uint64_t>(bound, whole * g - c.free_gpus));
-            }
-            if (!ranked) bound = 0;
-            if (up < need || c.up_nodes == 0) bound = never;
-            bounds[d] = bound;
-            least = std::min(least, bound);
-        }
-        // A pass gathers the domains whose bounds lie in a span of a few
-        // values from the least left; they are searched bound by bound.
+            const std::uint64_t gpus = whole > c.free_gpus ? whole - c.free_gpus : 0;
+            return static_cast<std::uint32_t>(std::max(units, gpus));
+        };
+        const auto whole_gpus = [&](std::uint32_t g) -> std::uint64_t {
+            return std::uint64_t{advice_room<Policy>::whole_nodes(a_.policy(), req_, g)} * g;
+        };
+        // The domains are searched in rounds, each over the bounds in a span
+        // of a few values from the least left, bound by bound. gather(d)
+        // keeps d for the round when its bound lies in the span from the
+        // least seen so far (one kept while the least was larger is passed
+        // over by the round); the pass that sets the bounds gathers the
+        // first round.
         constexpr std::uint32_t span = 8;
         std::vector<domain_id> gathered;
+        std::uint32_t least = never;
+        const auto gather = [&](domain_id d) {
+            least = std::min(least, bounds[d]);
+            if (bounds[d] != never && bounds[d] - least <= span) gathered.push_back(d);
+        };
+        if (const std::uint32_t uniform = t.uniform_gpus_per_node(); uniform != 0) {
+            const std::uint32_t need = units_needed(uniform);
+            const std::uint64_t whole = whole_gpus(uniform);
+            for (domain_id d = 0; d < domains; ++d) {
+                bounds[d] = bound_of(state.domain(d), need, whole);
+                gather(d);
+            }
+        } else {
+            for (domain_id d = 0; d < domains; ++d) {
+                const std::uint32_t g = t.shape(d).gpus_per_node;
+                bounds[d] = bound_of(state.domain(d), units_needed(g), whole_gpus(g));
+                gather(d);
+            }
+        }
         for (std::uint32_t lo = least; lo != never && (!best_.found() || lo <= best_.cost);) {
             const std::uint32_t hi = lo + span;
-            std::uint32_t after = never;
-            gathered.clear();
-            for (domain_id d = 0; d < t.domain_count(); ++d) {
-                if (bounds[d] <= hi) gathered.push_back(d);
-                else if (bounds[d] != never) after = std::min(after, bounds[d]);
-            }
             for (std::uint32_t b = lo; b <= hi; ++b)
                 for (const domain_id d : gathered) {
                     if (best_.found() && b > best_.cost) return;
                     if (bounds[d] == b) search_domain(d);
                 }
-            for (const domain_id d : gathered) bounds[d] = never;
-            lo = after;
+            if (best_.found() && best_.cost <= hi) return;  // the next round starts above it
+            // The next round: the bounds above this one's.
+            gathered.clear();
+            least = never;
+            for (domain_id d = 0; d < domains; ++d)
+                if (bounds[d] > hi) gather(d);
+            lo = least;
         }
     }
 
@@ -331,9 +353,33 @@ private:
         return bound;
     }
 
+    // With the default cost, what making room in the domain costs at least
+    // when the policy places in one of its windows (advice_room::windows):
+    // the GPUs held on a window's nodes, the least over the windows on up
+    // nodes (none: never); 0 when no windows are known.
+    std::uint64_t window_bound(const domain_shape& shape) const {
+        if (!default_cost()) return 0;
+        const auto& state = a_.state();
+        // Prefix sums over the domain's nodes: GPUs held, nodes not up.
+        std::array<std::uint32_t, Capacity::max_nodes_per_domain + 1> held{}, down{};
+        for (std::uint32_t i = 0; i < shape.node_count; ++i) {
+            const node_id n = shape.first_node + i;
+            held[i + 1] = held[i] + shape.gpus_per_node - count_bits(state.unheld_gpus(n));
+            down[i + 1] = down[i] + (state.health(n) != node_health::up ? 1U : 0U);
+        }
+        std::uint64_t least = ~std::uint64_t{0};
+        const bool known = advice_room<Policy>::windows(a_.policy(), shape, req_, [&](std::uint32_t first, std::uint32_t count) {
+            if (down[first + count] == down[first]) least = std::min<std::uint64_t>(least, held[first + count] - held[first]);
+        });
+        return known ? least : 0;
+    }
+
     void search_domain(domain_id d) {
         const auto& state = a_.state();
         const domain_shape shape = a_.topo().shape(d);
+        // Safe skip: a set that makes room frees every held GPU of some window,
+        // and each allocation stopped costs at least the GPUs it holds there.
+        if (best_.found() && window_bound(shape) > best_.cost) return;
         {
             // The policy's shape must fit the domain with everything stopped.
             toolkit::domain_scratch<Capacity::max_nodes_per_domain> empty;
