@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace test_sim_samples_csv {
+
 using namespace topoblock;
 using namespace topoblock::sim;
 
@@ -199,3 +201,5 @@ TEST_CASE("samples of another topology are refused, naming the policy and the sa
     const std::vector<policy_result> none{r};
     CHECK(format_samples_csv(none, topo).ends_with(",jobs_8gpu,jobs_1node,jobs_2node\n"));
 }
+
+}  // namespace test_sim_samples_csv
