@@ -10,6 +10,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <topoblock/advice/advise.hpp>
+#include <topoblock/advice/drain_plan.hpp>
+#include <topoblock/advice/explain.hpp>
 #include <topoblock/io/hostlist.hpp>
 #include <topoblock/io/load_topology.hpp>
 #include <topoblock/metrics/metrics.hpp>
@@ -32,9 +35,11 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -239,6 +244,9 @@ public:
     virtual errc plan(const request& req, placement& out) const = 0;
     virtual double external_fragmentation(std::span<const size_weight> mix) const = 0;
     virtual std::uint32_t largest_placeable(const request& shape) const = 0;
+    virtual explanation explain(const request& req) const = 0;
+    virtual advice advise(const request& req, const advise_options& options) = 0;
+    virtual expected<std::vector<drain_move>, error> drain_plan(std::span<const node_id> nodes) const = 0;
     virtual std::string_view policy_name() const = 0;
     virtual const cluster_state& state() const noexcept = 0;
 };
@@ -258,6 +266,13 @@ public:
     }
     std::uint32_t largest_placeable(const request& shape) const override {
         return topoblock::largest_placeable(a_, shape);
+    }
+    explanation explain(const request& req) const override { return topoblock::explain(a_, req); }
+    advice advise(const request& req, const advise_options& options) override {
+        return topoblock::advise(a_, req, options);
+    }
+    expected<std::vector<drain_move>, error> drain_plan(std::span<const node_id> nodes) const override {
+        return topoblock::drain_plan(a_, nodes);
     }
     std::string_view policy_name() const override { return a_.policy_name(); }
     const cluster_state& state() const noexcept override { return a_.state(); }
@@ -338,17 +353,20 @@ public:
     }
 
     std::uint64_t allocate(const request& r) {
+        check_not_advising();
         const auto id = impl_->try_allocate(r);
         if (!id) raise(id.error());
         return id->value;
     }
     // The id, or the refusal's code.
     std::pair<std::optional<std::uint64_t>, std::string_view> try_allocate(const request& r) {
+        check_not_advising();
         const auto id = impl_->try_allocate(r);
         if (!id) return {std::nullopt, to_string(id.error())};
         return {id->value, "ok"};
     }
     void release(std::uint64_t id) {
+        check_not_advising();
         if (auto done = impl_->release(allocation_id{id}); !done) raise(done.error());
     }
     py::list plan(const request& r) {
@@ -357,11 +375,80 @@ public:
         return pieces_of(topo(), where.pieces());
     }
     py::list set_health(const py::object& node, std::string_view health) {
+        check_not_advising();
         const node_health h = health_of(health);
         hit_.clear();
         if (auto done = impl_->set_health(node_of(node), h, hit_); !done) raise(done.error());
         py::list out;
         for (const allocation_id id : hit_) out.append(id.value);
+        return out;
+    }
+    // explain() as a dict; `view` is the policy's measure, None when the
+    // refusal is not one of the moment (advice/explain.hpp).
+    py::dict explain(const request& r) const {
+        const explanation e = impl_->explain(r);
+        py::object view = py::none();
+        if (e.measured) {
+            const toolkit::capacity_view& v = e.view;
+            view = py::dict("unit"_a = v.unit, "unit_gpus"_a = v.unit_gpus, "scope"_a = v.scope, "most_is"_a = v.most_is,
+                            "need"_a = v.need, "free"_a = v.free, "most"_a = v.most, "holding_now"_a = v.holding_now,
+                            "holding_if_emptied"_a = v.holding_if_emptied, "wholly_free"_a = v.wholly_free,
+                            "scopes"_a = v.scopes);
+        }
+        return py::dict("code"_a = to_string(e.code), "binding"_a = to_string(e.binding), "sentence"_a = to_string(e),
+                        "policy"_a = e.policy, "unit"_a = unit_name(e.asked_unit), "asked"_a = e.asked,
+                        "part"_a = e.part, "parts"_a = e.parts, "total"_a = e.total, "up"_a = e.up, "free"_a = e.free,
+                        "free_gpus"_a = e.free_gpus, "closed_free_gpus"_a = e.closed_free_gpus,
+                        "largest_domain"_a = e.largest_domain, "domains_needed"_a = e.domains_needed,
+                        "idle_domains"_a = e.idle_domains, "view"_a = view);
+    }
+    // advise(): `protect` an iterable of allocation ids (unknown ones are
+    // ignored), `cost` None or a callable id -> int. The callable is asked
+    // at most once per allocation per call (its answers are kept, so the
+    // search sees one cost per allocation); an exception it raises
+    // propagates as it is, a value that is not an int from 0 to
+    // max_stop_cost is an invalid_argument. Either way the allocator is left
+    // as it was (advise changes it only inside with_released, never while
+    // the callable runs).
+    static constexpr std::uint64_t max_stop_cost = std::numeric_limits<std::uint32_t>::max();
+    py::dict advise(const request& r, const py::handle& protect, const py::object& cost) {
+        check_not_advising();
+        advise_options options;
+        if (!protect.is_none())
+            for_each_item(protect, "protect", [&](const py::handle& id) { options.protect.push_back(id_of(id, "protect")); });
+        std::unordered_map<std::uint64_t, std::uint64_t> costs;
+        if (!cost.is_none()) {
+            if (!PyCallable_Check(cost.ptr())) raise_invalid("cost must be None or a callable: allocation id -> int");
+            options.cost = [&](allocation_id id) { return cost_from(cost, id.value, costs); };
+        }
+        // A cost callable must not change the allocator under the search.
+        struct advising {
+            bool& flag;
+            explicit advising(bool& f) : flag(f) { flag = true; }
+            ~advising() { flag = false; }
+        } busy{advising_};
+        const advice a = impl_->advise(r, options);
+        py::list stop;
+        for (const allocation_id id : a.stop) stop.append(id.value);
+        const char* kind = a.kind == advice_kind::none ? "none" : a.kind == advice_kind::stop ? "stop" : "impossible";
+        return py::dict("kind"_a = kind, "stop"_a = stop, "cost"_a = a.cost, "reason"_a = to_string(a.reason),
+                        "exact"_a = a.exact);
+    }
+    // drain_plan(): `nodes` one node (id or name) or an iterable of them.
+    py::list drain_plan(const py::object& nodes) const {
+        std::vector<node_id> ids;
+        if (py::isinstance<py::str>(nodes) || py::isinstance<py::int_>(nodes))
+            ids.push_back(node_of(nodes));
+        else
+            for_each_item(nodes, "nodes", [&](const py::handle& n) { ids.push_back(node_of(py::reinterpret_borrow<py::object>(n))); });
+        const auto moves = impl_->drain_plan(ids);
+        if (!moves) raise_invalid(moves.error().to_string());
+        py::list out;
+        for (const drain_move& m : *moves) {
+            py::object pieces = py::none();
+            if (m.result == errc::ok) pieces = pieces_of(topo(), m.where.pieces());
+            out.append(py::dict("id"_a = m.id.value, "result"_a = to_string(m.result), "pieces"_a = pieces));
+        }
         return out;
     }
     std::string_view health(const py::object& node) const {
@@ -413,6 +500,36 @@ public:
     const topology& topo() const noexcept { return impl_->state().topo(); }
 
 private:
+    void check_not_advising() const {
+        if (advising_)
+            raise_invalid("the allocator is being advised: a cost callable cannot allocate, release, set_health or advise on it");
+    }
+    // An allocation id from Python: a non-negative int.
+    static allocation_id id_of(const py::handle& id, std::string_view what) {
+        if (py::isinstance<py::int_>(id) && !py::isinstance<py::bool_>(id)) {
+            const unsigned long long v = PyLong_AsUnsignedLongLong(id.ptr());
+            if (!(v == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return allocation_id{v};
+            PyErr_Clear();
+        }
+        raise_invalid(std::string(what) + ": an allocation id is a non-negative int, not " + py::repr(id).cast<std::string>());
+    }
+    // What the caller's cost callable says stopping allocation `id` costs,
+    // asked once and kept in `costs`.
+    static std::uint64_t cost_from(const py::object& cost, std::uint64_t id,
+                                   std::unordered_map<std::uint64_t, std::uint64_t>& costs) {
+        if (const auto known = costs.find(id); known != costs.end()) return known->second;
+        const py::object value = cost(id);  // an exception propagates
+        const std::string bad = "cost(" + std::to_string(id) + ") must return an int from 0 to " +
+                                std::to_string(max_stop_cost) + ", not ";
+        if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+            raise_invalid(bad + "a value of type " + Py_TYPE(value.ptr())->tp_name);
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+        if (overflow != 0 || v < 0 || static_cast<unsigned long long>(v) > max_stop_cost)
+            raise_invalid(bad + py::str(value).cast<std::string>());
+        costs.emplace(id, static_cast<std::uint64_t>(v));
+        return static_cast<std::uint64_t>(v);
+    }
     node_id node_of(const py::object& node) const {
         if (py::isinstance<py::str>(node)) {
             const auto name = node.cast<std::string>();
@@ -438,6 +555,7 @@ private:
 
     std::unique_ptr<any_allocator> impl_;
     std::vector<allocation_id> hit_;
+    bool advising_ = false;  // an advise() is running (its cost callable may call back)
 };
 
 // ---------------------------------------------------------------- simulator
@@ -759,6 +877,16 @@ PYBIND11_MODULE(topoblock, m) {
         .def("allocate", [](py_allocator& a, const request& r) { return a.allocate(r); }, "request"_a)
         .def("try_allocate", [](py_allocator& a, const request& r) { return a.try_allocate(r); }, "request"_a)
         .def("plan", [](py_allocator& a, const request& r) { return a.plan(r); }, "request"_a)
+        .def("explain", [](const py_allocator& a, const request& r) { return a.explain(r); }, "request"_a)
+        .def(
+            "advise",
+            [](py_allocator& a, const request& r, const py::object& protect, const py::object& cost) {
+                return a.advise(r, protect, cost);
+            },
+            "request"_a, py::kw_only(), "protect"_a = py::tuple(), "cost"_a = py::none())
+        .def("drain_plan", &py_allocator::drain_plan, "nodes"_a,
+             "For nodes (ids or names) being drained: where the policy would place each allocation on them now, "
+             "elsewhere; a list of dicts (id, result, pieces)")
         .def("release", &py_allocator::release, "id"_a)
         .def("set_health", &py_allocator::set_health, "node"_a, "health"_a,
              "Sets a node (id or name) up, drain or down; returns the ids of allocations hit by a failure")
@@ -785,6 +913,20 @@ PYBIND11_MODULE(topoblock, m) {
     def_with_request_keywords("try_allocate", &py_allocator::try_allocate,
                               "As allocate, but a refusal is returned: (id, 'ok') or (None, code)");
     def_with_request_keywords("plan", &py_allocator::plan, "The pieces the policy would take now, without taking them");
+    def_with_request_keywords("explain", &py_allocator::explain,
+                              "Why the request can or cannot be placed now: a dict (code, binding, sentence, the numbers)");
+    allocator_class.def(
+        "advise",
+        [req](py_allocator& a, std::optional<std::int64_t> gpus, std::optional<std::int64_t> nodes, bool whole_nodes,
+              std::string_view where, bool exclusive_domain, std::int64_t segment, bool spread_segments,
+              const py::object& protect, const py::object& cost) {
+            return a.advise(req(gpus, nodes, whole_nodes, where, exclusive_domain, segment, spread_segments), protect, cost);
+        },
+        "gpus"_a = py::none(), py::kw_only(), "nodes"_a = py::none(), "whole_nodes"_a = false, "locality"_a = "require",
+        "exclusive_domain"_a = false, "segment"_a = 0, "spread_segments"_a = false, "protect"_a = py::tuple(),
+        "cost"_a = py::none(),
+        "The running allocations to stop so that the request places: a dict (kind, stop, cost, reason, exact); "
+        "`protect` ids are never chosen, `cost` (a callable id -> int) replaces the GPUs held as the cost");
 
     m.def(
         "simulate",
