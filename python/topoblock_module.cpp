@@ -128,6 +128,31 @@ void for_each_item(const py::handle& items, std::string_view what, F&& f) {
     }
 }
 
+// A Python int, or an integer of another type (an object with __index__:
+// a NumPy integer), as a number from 0 to `hi`; nullopt for anything else,
+// bools included.
+inline std::optional<std::uint64_t> whole_number_of(const py::handle& value, std::uint64_t hi) {
+    if (py::isinstance<py::bool_>(value) || !PyIndex_Check(value.ptr())) return std::nullopt;
+    const auto number = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (!number) {
+        PyErr_Clear();
+        return std::nullopt;
+    }
+    const unsigned long long v = PyLong_AsUnsignedLongLong(number.ptr());
+    if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+        PyErr_Clear();  // negative, or beyond 64 bits
+        return std::nullopt;
+    }
+    if (v > hi) return std::nullopt;
+    return v;
+}
+
+// A value for an error message: an int as its digits, anything else by type.
+inline std::string shown(const py::handle& value) {
+    if (PyLong_Check(value.ptr()) && !py::isinstance<py::bool_>(value)) return py::str(value).cast<std::string>();
+    return std::string("a value of type ") + Py_TYPE(value.ptr())->tp_name;
+}
+
 // ---------------------------------------------------------------- topology
 
 // A topology with what its source said beyond the shape: the slurm-block
@@ -504,14 +529,10 @@ private:
         if (advising_)
             raise_invalid("the allocator is being advised: a cost callable cannot allocate, release, set_health or advise on it");
     }
-    // An allocation id from Python: a non-negative int.
+    // An allocation id from Python: a non-negative integer.
     static allocation_id id_of(const py::handle& id, std::string_view what) {
-        if (py::isinstance<py::int_>(id) && !py::isinstance<py::bool_>(id)) {
-            const unsigned long long v = PyLong_AsUnsignedLongLong(id.ptr());
-            if (!(v == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return allocation_id{v};
-            PyErr_Clear();
-        }
-        raise_invalid(std::string(what) + ": an allocation id is a non-negative int, not " + py::repr(id).cast<std::string>());
+        if (const auto v = whole_number_of(id, std::numeric_limits<std::uint64_t>::max())) return allocation_id{*v};
+        raise_invalid(std::string(what) + ": an allocation id is a non-negative int, not " + shown(id));
     }
     // What the caller's cost callable says stopping allocation `id` costs,
     // asked once and kept in `costs`.
@@ -519,16 +540,12 @@ private:
                                    std::unordered_map<std::uint64_t, std::uint64_t>& costs) {
         if (const auto known = costs.find(id); known != costs.end()) return known->second;
         const py::object value = cost(id);  // an exception propagates
-        const std::string bad = "cost(" + std::to_string(id) + ") must return an int from 0 to " +
-                                std::to_string(max_stop_cost) + ", not ";
-        if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
-            raise_invalid(bad + "a value of type " + Py_TYPE(value.ptr())->tp_name);
-        int overflow = 0;
-        const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-        if (overflow != 0 || v < 0 || static_cast<unsigned long long>(v) > max_stop_cost)
-            raise_invalid(bad + py::str(value).cast<std::string>());
-        costs.emplace(id, static_cast<std::uint64_t>(v));
-        return static_cast<std::uint64_t>(v);
+        const auto v = whole_number_of(value, max_stop_cost);
+        if (!v)
+            raise_invalid("cost(" + std::to_string(id) + ") must return an int from 0 to " +
+                          std::to_string(max_stop_cost) + ", not " + shown(value));
+        costs.emplace(id, *v);
+        return *v;
     }
     node_id node_of(const py::object& node) const {
         if (py::isinstance<py::str>(node)) {

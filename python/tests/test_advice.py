@@ -141,6 +141,17 @@ def test_a_cost_callable_changes_the_answer():
     assert adv["kind"] == "stop" and adv["stop"] == [j[6]] and adv["cost"] == 1 and adv["exact"]
     # Asked at most once for each allocation.
     assert len(asked) == len(set(asked)) and j[6] in asked
+    # Any integer type (an object with __index__, as NumPy's) will do, for
+    # costs and protected ids alike.
+    class Integer:
+        def __init__(self, n):
+            self.n = n
+
+        def __index__(self):
+            return self.n
+
+    assert a.advise(4, cost=lambda i: Integer(1 if i == j[6] else 5)) == adv
+    assert a.advise(4, protect=[Integer(j[0])])["stop"] == [j[2]]
     # A callable that reads the allocator gives the default cost.
     assert a.advise(4, cost=lambda i: a.find(i)["held_gpus"]) == a.advise(4)
 
@@ -158,12 +169,13 @@ def test_a_raising_cost_callable_raises_and_changes_nothing():
     assert a.advise(4)["kind"] == "stop"
 
 
-@pytest.mark.parametrize("value", ["2", 2.0, -1, 2**32, None, True])
+@pytest.mark.parametrize("value", ["2", 2.0, -1, 2**32, 2**70, None, True])
 def test_a_bad_cost_is_an_invalid_argument(value):
     a, _ = scattered()
     with pytest.raises(tb.Error) as e:
         a.advise(4, cost=lambda i: value)
     assert e.value.code == "invalid_argument" and "cost(" in e.value.message
+    assert e.value.message.endswith(str(value) if type(value) is int else "a value of type " + type(value).__name__)
     assert a.advise(4)["kind"] == "stop"
 
 
@@ -183,7 +195,7 @@ def test_a_cost_callable_cannot_change_the_allocator():
 
 def test_advise_bad_arguments():
     a, _ = scattered()
-    for protect in ([-1], ["x"], "abc", 3):
+    for protect in ([-1], ["x"], [2**64], [True], [1.0], "abc", 3):
         with pytest.raises(tb.Error) as e:
             a.advise(4, protect=protect)
         assert e.value.code == "invalid_argument"
