@@ -434,7 +434,9 @@ public:
     // propagates as it is, a value that is not an int from 0 to
     // max_stop_cost is an invalid_argument. Either way the allocator is left
     // as it was (advise changes it only inside with_released, never while
-    // the callable runs).
+    // the callable runs). A cost fits 32 bits so that the sum over a set
+    // (fewer allocations than GPUs, which a topology counts in 32 bits)
+    // stays within advise's 64.
     static constexpr std::uint64_t max_stop_cost = std::numeric_limits<std::uint32_t>::max();
     py::dict advise(const request& r, const py::handle& protect, const py::object& cost) {
         check_not_advising();
