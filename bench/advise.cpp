@@ -73,6 +73,6 @@ bool register_all() {
     return true;
 }
 
-const bool registered = register_all();
+const bool advise_registered = register_all();
 
 }  // namespace

@@ -55,7 +55,7 @@ void explain_mix(benchmark::State& st, std::uint32_t racks, Policy policy, bool 
                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-const bool registered = [] {
+const bool explain_registered = [] {
     for (std::string_view name : policy_names)
         with_policy(name, policy_settings{}, [&](auto policy) {
             for (std::uint32_t racks : {125U, 2000U}) {

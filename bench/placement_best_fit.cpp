@@ -4,6 +4,6 @@
 
 namespace {
 
-const bool registered = topoblock::bench::register_policy("best-fit", topoblock::best_fit{});
+const bool placement_best_fit_registered = topoblock::bench::register_policy("best-fit", topoblock::best_fit{});
 
 }  // namespace

@@ -5,6 +5,6 @@
 
 namespace {
 
-const bool registered = topoblock::bench::register_policy("buddy-split", topoblock::buddy_split{});
+const bool placement_buddy_split_registered = topoblock::bench::register_policy("buddy-split", topoblock::buddy_split{});
 
 }  // namespace

@@ -5,6 +5,6 @@
 
 namespace {
 
-const bool registered = topoblock::bench::register_policy("contiguous-block", topoblock::contiguous_block(8));
+const bool placement_contiguous_block_registered = topoblock::bench::register_policy("contiguous-block", topoblock::contiguous_block(8));
 
 }  // namespace

@@ -5,6 +5,6 @@
 
 namespace {
 
-const bool registered = topoblock::bench::register_policy("first-fit", topoblock::first_fit{});
+const bool placement_first_fit_registered = topoblock::bench::register_policy("first-fit", topoblock::first_fit{});
 
 }  // namespace

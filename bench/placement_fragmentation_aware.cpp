@@ -5,6 +5,6 @@
 
 namespace {
 
-const bool registered = topoblock::bench::register_policy("frag-aware", topoblock::fragmentation_aware{});
+const bool placement_fragmentation_aware_registered = topoblock::bench::register_policy("frag-aware", topoblock::fragmentation_aware{});
 
 }  // namespace

@@ -30,6 +30,6 @@ bool register_one_node() {
     return true;
 }
 
-const bool registered = register_policy("slurm-block", slurm_block{}) && register_one_node();
+const bool placement_slurm_block_registered = register_policy("slurm-block", slurm_block{}) && register_one_node();
 
 }  // namespace

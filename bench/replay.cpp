@@ -52,7 +52,7 @@ void replay(benchmark::State& st, Policy policy) {
     st.counters["simulated_s_per_wall_s"] = benchmark::Counter(simulated_s, benchmark::Counter::kIsRate);
 }
 
-const bool registered = [] {
+const bool replay_registered = [] {
     benchmark::RegisterBenchmark("replay/first-fit/philly-82k", replay<first_fit>, first_fit{})->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("replay/best-fit/philly-82k", replay<best_fit>, best_fit{})->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("replay/contiguous-block/philly-82k", replay<contiguous_block>, contiguous_block{})

@@ -66,7 +66,7 @@ void slurm_bitmap(benchmark::State& st, std::uint32_t racks) {
                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-const bool registered = [] {
+const bool slurm_bitmap_baseline_registered = [] {
     for (std::uint32_t racks : {125U, 500U, 2000U, 8000U})
         benchmark::RegisterBenchmark(("slurm_bitmap/" + std::to_string(racks)).c_str(), slurm_bitmap, racks);
     return true;

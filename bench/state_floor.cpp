@@ -57,7 +57,7 @@ void state_whole_racks(benchmark::State& st, std::uint32_t racks, std::uint32_t 
     st.counters["clock_read_ns"] = read_ns;
 }
 
-const bool registered = [] {
+const bool state_floor_registered = [] {
     for (std::uint32_t racks : {125U, 2000U})
         for (std::uint32_t k : {2U, 4U, 8U, 16U})
             benchmark::RegisterBenchmark(("state_whole_racks/" + std::to_string(k) + "/" + std::to_string(racks)).c_str(),
