@@ -62,6 +62,10 @@ topoblock_run(NAME "whole-nodes and locality words" ARGS place --topology nvl72:
   INPUT "alloc a gpus=2 whole-nodes\nalloc b gpus=80 locality=prefer\nalloc c gpus=80\n" STATUS 0
   OUT "a gb01\nb gb[02-03,19-36]\nc PENDING insufficient_free\n")
 
+topoblock_run(NAME "a hostlist names at most the topology's nodes, refused before the names are made" ARGS place --topology "${eight}"
+  INPUT "drain node[1-8]\nup node[1-8]\ndown node[0-99999999]\n" STATUS 1
+  ERR "topoblock place: line 3, column 6: hostlist expands to more than 8 names\n")
+
 topoblock_run(NAME "malformed lines are reported with their line and change nothing" ARGS place --topology "${eight}"
   INPUT "alloc a nodes=2\nalloc a nodes=1\nalloc b nodes=two\nalloc c\nalloc d nodes=1 colour=red\nhold e node[7-9]\nhold e node5\nrelease zz\nreboot node1\ndown node[3-\n   # only a comment\nalloc f nodes=2\nalloc g nodes\nalloc h gpus=4294967296\nalloc i gpus=2 gpus=2\n"
   STATUS 1 OUT "a node[5-6]\nf node[7-8]\n"

@@ -193,9 +193,10 @@ private:
         out_ << "]}\n";
     }
 
-    // The nodes of a hostlist word, each named once and known.
+    // The nodes of a hostlist word, each named once and known: so no more
+    // names than the topology has nodes, which bounds the expansion.
     bool nodes_of(const word& w, std::vector<node_id>& nodes) {
-        auto names = io::expand_hostlist(w.text);
+        auto names = io::expand_hostlist(w.text, {a_.topo().node_count(), io::max_hostlist_bytes});
         if (!names) return fail(w.column + (names.error().column > 0 ? names.error().column - 1 : 0), names.error().message);
         std::vector<bool> seen(a_.topo().node_count(), false);
         for (const std::string& name : *names) {
