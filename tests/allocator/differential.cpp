@@ -4,6 +4,7 @@
 
 #include "../checked_world.hpp"
 #include "../reference_model.hpp"
+#include "../walk_share.hpp"
 
 #include <topoblock/topoblock.hpp>
 
@@ -699,20 +700,13 @@ void run_differential(const topology& topo, std::uint64_t seed, std::size_t oper
 
 // first-fit and best-fit: 4 topologies x 125,000 operations each, 1,000,000
 // in all; each block policy 4 x 40,000 more (their reference checks cost more).
-// Unoptimised builds (the clang and sanitizer presets) run a fifth: every
-// step's checks cost some ten times more there, and a fifth still takes
-// every path; the optimised test preset runs it all.
-#ifdef TOPOBLOCK_TESTS_SHORT_WALKS
-constexpr std::size_t walk_share = 5;
-#else
-constexpr std::size_t walk_share = 1;
-#endif
+// Unoptimised builds run test::walk_share of it (walk_share.hpp).
 template <class Policy>
-constexpr std::size_t operations = 40'000 / walk_share;
+constexpr std::size_t operations = 40'000 / test::walk_share;
 template <>
-constexpr std::size_t operations<first_fit> = 125'000 / walk_share;
+constexpr std::size_t operations<first_fit> = 125'000 / test::walk_share;
 template <>
-constexpr std::size_t operations<best_fit> = 125'000 / walk_share;
+constexpr std::size_t operations<best_fit> = 125'000 / test::walk_share;
 
 #define TOPOBLOCK_DIFFERENTIAL_POLICIES \
     first_fit, best_fit, contiguous_block, contiguous_block_16, buddy_split, slurm_block, slurm_block_25_11

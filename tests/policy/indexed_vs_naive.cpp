@@ -8,6 +8,7 @@
 #include "reference/contiguous_block.hpp"
 #include "reference/fragmentation_aware.hpp"
 #include "reference/slurm_block.hpp"
+#include "../walk_share.hpp"
 
 #include <topoblock/allocator/allocator.hpp>
 #include <topoblock/io/hostlist.hpp>
@@ -66,11 +67,13 @@ using request_maker = request (*)(rng&, const topology&);
 // `allocations`: the percentage of operations that allocate (releases take
 // the rest but 5%, health changes); below 60 the cluster often drains, so
 // whole domains come free. `check_every`: operations between comparisons of
-// the indexed side's summaries with a recount.
+// the indexed side's summaries with a recount. Unoptimised builds walk
+// test::walk_share of the operations.
 template <class Fast, class Reference>
 void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t seed, std::size_t operations,
               std::uint32_t allocations = 60, request_maker make = test::mixed_request, std::size_t check_every = 4096) {
     CAPTURE(seed);
+    operations /= test::walk_share;
     // Comparing a policy with itself would prove nothing.
     REQUIRE(std::string_view(naive.name()).ends_with("-reference"));
     REQUIRE_FALSE(std::string_view(indexed.name()).ends_with("-reference"));
