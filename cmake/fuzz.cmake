@@ -1,7 +1,7 @@
 # Bounded fuzzing, as CI runs it:   cmake -P cmake/fuzz.cmake
 # Builds the libFuzzer programs of tests/fuzz/ (the fuzz preset: clang++,
 # -fsanitize=fuzzer,address,undefined; cmake/test.cmake installs clang and
-# libFuzzer when missing) and runs each for FUZZ_SECONDS (default 40), two at
+# libFuzzer when missing) and runs each for FUZZ_SECONDS (default 30), two at
 # a time, each on a scratch copy of its seed corpus under build/fuzz/runs/
 # (the repository is not modified), with -rss_limit_mb=2048 -timeout=10.
 # Prints one line per target (executions, seconds) and, for a crash, the
@@ -12,7 +12,7 @@ cmake_minimum_required(VERSION 3.25)
 get_filename_component(_source_dir "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 set(_build_dir "${_source_dir}/build/fuzz")
 if(NOT DEFINED FUZZ_SECONDS)
-  set(FUZZ_SECONDS 40)
+  set(FUZZ_SECONDS 30)
 endif()
 
 # One target (this script runs itself with -DRUN_ONE=name for each, two at a
