@@ -344,11 +344,10 @@ inline expected<std::vector<std::string>, error> expand_hostlist_at(std::string_
         return {};
     });
     if (!counted) return unexpected(std::move(counted).error());
-    total -= budget.names;
-    budget.names += total;
-    budget.bytes = bytes;
     std::vector<std::string> names;
-    names.reserve(total);
+    names.reserve(total - budget.names);
+    budget.names = total;
+    budget.bytes = bytes;
     auto expanded = for_each_hostlist_item(text, origin, [&](const hostlist_item& item) -> expected<void, error> {
         expand_item(item, names);
         return {};
