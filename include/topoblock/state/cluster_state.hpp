@@ -236,13 +236,6 @@ public:
         const auto closed_to_job = [&](domain_id d) {
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
-        // A job of whole, wholly free racks is checked whole and then taken
-        // a rack at a time, its holder named once per rack (whole_holder_)
-        // rather than once per GPU. Anything else, from a fresh change.
-        if (where.front().nodes >= topo_.max_domain_nodes()) {
-            if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
-            begin_change();
-        }
         // Each piece is checked as it is taken (GPUs unheld, which also
         // keeps them within the node; node up, or draining when allowed;
         // domain open to the job). On the first that fails, stop, and give
@@ -305,28 +298,19 @@ public:
         const std::uint64_t low = id.value & 0xffffffffULL;
         TOPOBLOCK_ASSERT(low != 0 && low <= slot_count_);
         const auto s = static_cast<std::uint32_t>(low - 1);
-        slot& into = at(s);
-        TOPOBLOCK_ASSERT(!into.live());
+        TOPOBLOCK_ASSERT(!at(s).live());
         // The release put the slot at the front of the free list, or retired
-        // it when its generation ran out: commit takes it from the front, one
-        // generation before the id's.
+        // it when its generation ran out.
         std::uint32_t rest = free_head_;
-        if (into.next_free == retired_mark) {
+        if (at(s).next_free == retired_mark) {
             --retired_;
         } else {
             TOPOBLOCK_ASSERT(free_head_ == s);
-            rest = into.next_free;
+            rest = at(s).next_free;
         }
-        into.generation = static_cast<std::uint32_t>(id.value >> 32) - 1;
-        into.next_free = rest;
-        free_head_ = s;
-        commit_options options;
-        options.allow_draining = true;
-        options.allow_down = true;
-        options.requested_gpus = saved.requested_gpus;
-        [[maybe_unused]] const auto again = commit(saved.asked, saved.pieces.runs(), options);
+        [[maybe_unused]] const auto again = commit_in_slot(id, rest, saved.asked, saved.pieces.runs(), saved.requested_gpus, true);
         TOPOBLOCK_ASSERT(again && *again == id);
-        into.record.hit_by_failure = saved.hit_by_failure;
+        at(s).record.hit_by_failure = saved.hit_by_failure;
     }
 
     // Changes a node's health. Allocations holding GPUs of a node that goes
@@ -362,13 +346,11 @@ public:
     }
 
     // ---- the slot table (snapshots) ----------------------------------------
-    // An allocation id is a slot's generation (odd while live) and the slot
-    // (id = generation << 32 | slot + 1). A released slot goes to the front
-    // of the free list, and the next allocation takes the front; a slot
-    // whose generation would wrap is retired instead (never on the list
-    // again), so an id never repeats in the life of a state. What a
-    // snapshot saves so that a restored state gives the same ids next:
-    // the slot count, the free list in order, and the live allocations.
+    // An id is a slot's generation (odd while live) and the slot: generation
+    // << 32 | slot + 1. A released slot goes to the front of the free list,
+    // which the next allocation takes; a slot whose generation would wrap is
+    // retired instead, so no id repeats. A snapshot saves the slot count,
+    // the free list in order and the live allocations.
     std::uint32_t slot_count() const noexcept { return slot_count_; }
     // Slots neither live nor free: their generation ran out.
     std::uint32_t retired_slots() const noexcept { return retired_; }
@@ -380,25 +362,18 @@ public:
     }
 
     // ---- restoring a snapshot (io/snapshot.hpp) ----------------------------
-    // A state is rebuilt on a fresh one from create(): restore_allocation
-    // for each live allocation, then restore_free_slots once, then the
-    // health of each node that is not up (set_health, which marks the
-    // allocations on a down node hit). Neither is on any hot path.
+    // On a fresh state: restore_allocation for each live allocation, then
+    // restore_free_slots once, then set_health for each node not up.
 
-    // Records `where` as the live allocation `id`, as commit() would, but in
-    // the slot and generation the id names: the pieces go through commit's
-    // own checks (in range, GPUs that exist and are unheld, domain open,
-    // every domain idle for an exclusive request), so a GPU claimed twice is
-    // refused here as it is there. requested_gpus 0 means the GPUs held.
-    // Only before restore_free_slots (no slot listed free yet). The slot
-    // table grows to the id's slot; slots below it that no allocation fills
-    // are retired until restore_free_slots lists them. On error the state
+    // Commits `where` as the live allocation `id`, in the slot and generation
+    // the id names, through commit's own checks. requested_gpus 0 means the
+    // GPUs held. The table grows to the id's slot; slots no allocation fills
+    // stay retired until restore_free_slots lists them. On error the state
     // is as before, but for such grown slots.
     expected<void, error> restore_allocation(allocation_id id, const request& asked, std::span<const piece_run> where,
                                              std::uint32_t requested_gpus, bool hit_by_failure) {
         const std::uint64_t low = id.value & 0xffffffffULL;
-        const auto generation = static_cast<std::uint32_t>(id.value >> 32);
-        if (low == 0 || low == 0xffffffffULL || (generation & 1U) == 0)
+        if (low == 0 || low == 0xffffffffULL || ((id.value >> 32) & 1U) == 0)
             return unexpected(make_error("allocation id " + std::to_string(id.value) +
                                          " is not a live one (its slot part is 0 or its generation even)"));
         if (free_head_ != npos32)
@@ -408,16 +383,8 @@ public:
         slot& into = at(s);
         if (into.live()) return unexpected(make_error("allocation id " + std::to_string(id.value) + " is live already"));
         const std::uint32_t was = into.generation;
-        // commit() takes the front of the free list: this slot, alone there,
-        // one generation before the id's.
-        into.generation = generation - 1;
-        into.next_free = npos32;
-        free_head_ = s;
         --retired_;
-        commit_options options;
-        options.allow_draining = true;
-        options.requested_gpus = requested_gpus;
-        auto done = commit(asked, where, options);
+        auto done = commit_in_slot(id, npos32, asked, where, requested_gpus, false);
         if (!done) {
             // commit() freed the slot again (to the list, or retired it when
             // the generation wrapped): take it back to what it was.
@@ -436,13 +403,10 @@ public:
         return {};
     }
 
-    // Ends the slot table of a restore: `slot_count` slots in all (at least
-    // as many as restore_allocation made), `free` the free slots with their
-    // generations in list order (the next allocation takes the first), each
-    // not live, named once, with an even generation of at least 2 (a slot
-    // is freed after its first use). Every other slot that is not live is
-    // retired. Only once, on a state with no free slot. On error nothing
-    // changes.
+    // Ends the slot table of a restore: `slot_count` slots in all, `free`
+    // the free slots and their generations in list order (each not live,
+    // named once, generation even and at least 2); every other slot not
+    // live is retired. Only once. On error nothing changes.
     expected<void, error> restore_free_slots(std::uint32_t slot_count,
                                              std::span<const std::pair<std::uint32_t, std::uint32_t>> free) {
         if (free_head_ != npos32) return unexpected(make_error("restore_free_slots on a state that lists free slots already"));
@@ -477,41 +441,24 @@ public:
         return {};
     }
 
-    // Recomputes every counter and index from the node masks and the
-    // allocation records; returns an empty string when all agree, otherwise
-    // what disagrees. O(cluster): for tests and debugging.
+    // Rebuilds the state on a fresh one from the allocation records and the
+    // node health, through the code that counts (one way to count), and
+    // compares every counter and index; also checks the slot table. Returns
+    // an empty string when all agree, otherwise what disagrees. O(cluster).
     std::string verify() const {
-        std::vector<gpu_mask> held(topo_.node_count(), 0);
-        std::vector<std::uint32_t> owner(owner_.size(), npos32);
-        std::uint64_t requested = 0;
-        std::size_t live = 0;
-        std::vector<std::uint32_t> exclusive(topo_.domain_count(), 0);
+        basic_cluster_state fresh(topo_);
         for (std::uint32_t s = 0; s < slot_count_; ++s) {
             if (!at(s).live()) continue;
-            ++live;
-            const auto& r = at(s).record;
-            requested += r.requested_gpus;
-            std::uint32_t gpus = 0;
-            std::vector<domain_id> spanned;
-            for (const piece p : r.pieces) {
-                if (p.node >= topo_.node_count()) return "allocation holds a node out of range";
-                if ((held[p.node] & p.gpus) != 0)
-                    return "GPU held twice on node '" + topo_.node(p.node).name + "'";
-                held[p.node] |= p.gpus;
-                gpus += count_bits(p.gpus);
-                const node_info& info = topo_.node(p.node);
-                for (std::uint32_t g = 0; g < info.gpus; ++g)
-                    if ((p.gpus >> g) & 1U) owner[info.first_gpu + g] = s;
-                bool seen = false;
-                for (domain_id d : spanned) seen = seen || d == info.domain;
-                if (!seen) spanned.push_back(info.domain);
-            }
-            if (gpus != r.held_gpus) return "an allocation's held_gpus disagrees with its pieces";
-            if (spanned.size() != r.domains) return "an allocation's domain count disagrees with its pieces";
-            if (r.asked.exclusive_domain)
-                for (domain_id d : spanned) ++exclusive[d];
+            const allocation_record& r = at(s).record;
+            const std::string which = "allocation " + std::to_string(id_of(s).value);
+            if (auto done = fresh.restore_allocation(id_of(s), r.asked, r.pieces.runs(), r.requested_gpus, false); !done)
+                return which + ": " + done.error().message;
+            const allocation_record& again = fresh.at(s).record;
+            if (again.held_gpus != r.held_gpus || again.domains != r.domains || again.requested_gpus != r.requested_gpus)
+                return which + ": its GPU or domain counts disagree with its pieces";
         }
-        if (live != live_) return "live allocation count is wrong";
+        for (node_id n = 0; n < topo_.node_count(); ++n) (void)fresh.set_health(n, health_[n]);
+        if (fresh.live_ != live_) return "live allocation count is wrong";
         std::size_t free_listed = 0, retired = 0;
         for (std::uint32_t s = free_head_; s != npos32 && free_listed <= slot_count_; s = at(s).next_free) {
             if (at(s).live() || at(s).next_free == retired_mark) return "a live or retired slot is on the free list";
@@ -520,72 +467,34 @@ public:
         for (std::uint32_t s = 0; s < slot_count_; ++s) retired += at(s).next_free == retired_mark ? 1 : 0;
         if (retired != retired_) return "retired slot count is wrong";
         if (free_listed + live_ + retired_ != slot_count_) return "free slot list is wrong";
-        if (requested != requested_gpus_) return "requested GPU total is wrong";
-        // Each GPU's holder; a domain held whole lists no GPU owner.
+        if (fresh.requested_gpus_ != requested_gpus_) return "requested GPU total is wrong";
         for (node_id n = 0; n < topo_.node_count(); ++n) {
-            const node_info& info = topo_.node(n);
-            for (std::uint32_t g = info.first_gpu; g < info.first_gpu + info.gpus; ++g) {
-                if (owner[g] != slot_holding(g, info.domain)) return "GPU owner table disagrees with the allocations";
-                if (whole_holder_[info.domain] != npos32 && owner_[g] != npos32)
-                    return "domain '" + topo_.domain(info.domain).name + "' is held whole but lists GPU owners";
-            }
-        }
-        std::uint64_t up_gpus = 0, up_nodes = 0, healthy = 0, held_total = 0, held_down = 0;
-        free_capacity available;
-        for (node_id n = 0; n < topo_.node_count(); ++n) {
-            const gpu_mask full = node_full_mask(n);
-            if (node_free_[n] != (full & ~held[n]))
+            const node_place place = topo_.place(n);
+            if (node_free_[n] != fresh.node_free_[n])
                 return "free mask of node '" + topo_.node(n).name + "' disagrees with the allocations";
-            const auto held_here = count_bits(held[n]);
-            held_total += held_here;
-            if (health_[n] == node_health::down) held_down += held_here;
-            else healthy += topo_.node(n).gpus;
-            if (health_[n] == node_health::up) {
-                up_gpus += topo_.node(n).gpus;
-                ++up_nodes;
+            for (std::uint32_t g = place.first_gpu; g < place.first_gpu + place.gpus; ++g) {
+                if (slot_holding(g, place.domain) != fresh.slot_holding(g, place.domain))
+                    return "GPU owner table disagrees with the allocations";
+                if (whole_holder_[place.domain] != npos32 && owner_[g] != npos32)
+                    return "domain '" + topo_.domain(place.domain).name + "' is held whole but lists GPU owners";
             }
         }
-        if (up_gpus != up_gpus_ || up_nodes != up_nodes_ || healthy != healthy_gpus_) return "health totals are wrong";
-        if (held_total != held_gpus_ || held_down != held_on_down_) return "held totals are wrong";
-        std::vector<std::vector<free_capacity>> groups(topo_.levels().size());
-        for (std::size_t l = 0; l < groups.size(); ++l) groups[l].resize(topo_.levels()[l].group_names.size());
+        if (up_gpus_ != fresh.up_gpus_ || up_nodes_ != fresh.up_nodes_ || healthy_gpus_ != fresh.healthy_gpus_)
+            return "health totals are wrong";
+        if (held_gpus_ != fresh.held_gpus_ || held_on_down_ != fresh.held_on_down_) return "held totals are wrong";
         for (domain_id d = 0; d < topo_.domain_count(); ++d) {
-            const domain_info& info = topo_.domain(d);
-            domain_counters c;
-            c.exclusive_holders = exclusive[d];
-            std::vector<node_set> by_unheld(info.gpus_per_node + 1);
-            for (node_id n = info.first_node; n < info.end_node(); ++n) {
-                c.held_gpus += count_bits(held[n]);
-                if (health_[n] != node_health::up) continue;
-                c.up_gpus += info.gpus_per_node;
-                ++c.up_nodes;
-                c.free_gpus += count_bits(node_free_[n]);
-                by_unheld[count_bits(node_free_[n])].set(n - info.first_node);
-                if (node_free_[n] == node_full_mask(n)) ++c.free_nodes;
-            }
-            if (!(c == domains_[d])) return "counters of domain '" + info.name + "' are wrong";
-            for (std::uint32_t k = 0; k <= topo_.max_gpus_per_node(); ++k)
-                if (!(k <= info.gpus_per_node ? by_unheld[k] == nodes_with_unheld(d, k) : nodes_with_unheld(d, k).none()))
-                    return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + info.name + "' are wrong";
-            const bool open = c.exclusive_holders == 0;
-            if (idle_domains_.test(d) != c.idle()) return "idle set is wrong for '" + info.name + "'";
-            if (open) {
-                available.gpus += c.free_gpus;
-                available.nodes += c.free_nodes;
-                for (std::size_t l = 0; l < groups.size(); ++l) {
-                    auto& g = groups[l][topo_.levels()[l].group_of_domain[d]];
-                    g.gpus += c.free_gpus;
-                    g.nodes += c.free_nodes;
-                }
-            }
+            const std::string& name = topo_.domain(d).name;
+            if (!(domains_[d] == fresh.domains_[d])) return "counters of domain '" + name + "' are wrong";
+            for (std::uint32_t k = 0; k < stride_; ++k)
+                if (!(nodes_with_unheld(d, k) == fresh.nodes_with_unheld(d, k)))
+                    return "nodes with " + std::to_string(k) + " unheld GPUs in domain '" + name + "' are wrong";
+            if (idle_domains_.test(d) != domains_[d].idle()) return "idle set is wrong for '" + name + "'";
         }
-        if (!(available == available_)) return "available totals are wrong";
-        std::uint64_t unheld_up = 0;
-        for (domain_id d = 0; d < topo_.domain_count(); ++d) unheld_up += domains_[d].free_gpus;
-        if (unheld_up != unheld_up_gpus_) return "unheld GPU total is wrong";
-        for (std::size_t l = 0; l < groups.size(); ++l) {
-            for (group_id g = 0; g < groups[l].size(); ++g)
-                if (!(groups[l][g] == group_free_[l][g])) return "group totals are wrong";
+        if (!(available_ == fresh.available_)) return "available totals are wrong";
+        if (unheld_up_gpus_ != fresh.unheld_up_gpus_) return "unheld GPU total is wrong";
+        for (std::size_t l = 0; l < group_free_.size(); ++l) {
+            for (group_id g = 0; g < group_free_[l].size(); ++g)
+                if (!(group_free_[l][g] == fresh.group_free_[l][g])) return "group totals are wrong";
             if (!group_free_[l].consistent()) return "group maxima are wrong";
         }
         return {};
@@ -593,8 +502,7 @@ public:
 
 private:
     // What one commit's or release's pieces change in the cluster-wide
-    // counts, summed as they are taken or given back and added once
-    // (add_to_cluster).
+    // counts, added once (add_to_cluster).
     struct cluster_change {
         free_capacity available;
         std::uint64_t held = 0;
@@ -658,10 +566,8 @@ private:
     }
 
     // One piece's GPUs become held by `slot` (Taking), or are given back
-    // (slot npos32): the node's mask, its place among the domain's node sets, the
-    // counters and the owners. A piece is taken only in an open domain
-    // (commit checks it) and may be given back in a closed one (an exclusive
-    // job releasing it): the node sets list up nodes whether it is open or not.
+    // (slot npos32): the node's mask, node sets, counters and owners. A piece
+    // may be given back in a closed domain (an exclusive job releasing it).
     template <bool Taking>
     void move_piece(const piece& p, const node_place& info, std::uint32_t slot, cluster_change& totals_change) {
         TOPOBLOCK_ASSERT(Taking == (slot != npos32));
@@ -670,30 +576,55 @@ private:
         TOPOBLOCK_ASSERT(p.gpus != 0 && (p.gpus & ~full) == 0 && (p.gpus & (Taking ? ~before : before)) == 0);
         const gpu_mask after = before ^ p.gpus;
         node_free_[p.node] = after;
-        // The counters wrap, so a taking adds the amount's negative.
         const std::uint32_t n = count_bits(p.gpus);
-        const std::uint64_t freed = Taking ? minus(n) : n;
-        domain_counters& c = domains_[info.domain];
         const node_health h = health_[p.node];
         if (h == node_health::up) {
-            const std::uint64_t freed_nodes = std::uint64_t{after == full} - std::uint64_t{before == full};
+            const std::uint32_t free_before = count_bits(before);
+            nodes_by_unheld_[info.domain * stride_ + free_before].reset(info.index_in_domain);
+            nodes_by_unheld_[info.domain * stride_ + (Taking ? free_before - n : free_before + n)].set(info.index_in_domain);
+        } else if (h == node_health::down) {
+            held_on_down_ += Taking ? n : minus(n);
+        }
+        count_freed<Taking>(info.domain, n, std::uint64_t{after == full} - std::uint64_t{before == full},
+                            h == node_health::up, totals_change);
+        for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
+            owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
+        if (!Taking) whole_holder_[info.domain] = npos32;  // its holder gives a domain held whole back
+    }
+
+    // `gpus` GPUs and the change in wholly free nodes (wrapping) leave
+    // (Taking) or join domain d's free ones; `up`: they are on up nodes.
+    template <bool Taking>
+    void count_freed(domain_id d, std::uint32_t gpus, std::uint64_t freed_nodes, bool up, cluster_change& totals_change) {
+        const std::uint64_t freed = Taking ? minus(gpus) : gpus;  // the counters wrap
+        domain_counters& c = domains_[d];
+        if (up) {
             c.free_gpus += static_cast<std::uint32_t>(freed);
             c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
             totals_change.unheld_up += freed;
-            const std::uint32_t free_before = count_bits(before);
-            move_between_counts(info, free_before, Taking ? free_before - n : free_before + n);
-            if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
-        } else if (h == node_health::down) {
-            held_on_down_ -= freed;
+            if (c.exclusive_holders == 0) add_to_totals(totals_change.available, d, freed, freed_nodes);
         }
         const bool was_unheld = c.held_gpus == 0;
         c.held_gpus -= static_cast<std::uint32_t>(freed);
         totals_change.held -= freed;
-        if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
-        for (gpu_mask m = p.gpus; m != 0; m &= m - 1)
-            owner_[info.first_gpu + static_cast<std::uint32_t>(std::countr_zero(m))] = slot;
-        if (!Taking) whole_holder_[info.domain] = npos32;  // its holder gives a domain held whole back
-        touch(info.domain);
+        if (was_unheld != (c.held_gpus == 0)) settle_idle(d);
+        touch(d);
+    }
+
+    // Commits into the slot `id` names, as commit() would take it from the
+    // front of the free list (`rest` after it), one generation before id's.
+    expected<allocation_id, errc> commit_in_slot(allocation_id id, std::uint32_t rest, const request& asked,
+                                                 std::span<const piece_run> where, std::uint32_t requested_gpus,
+                                                 bool allow_down) {
+        const auto s = static_cast<std::uint32_t>((id.value & 0xffffffffULL) - 1);
+        at(s).generation = static_cast<std::uint32_t>(id.value >> 32) - 1;
+        at(s).next_free = rest;
+        free_head_ = s;
+        commit_options options;
+        options.allow_draining = true;
+        options.allow_down = allow_down;
+        options.requested_gpus = requested_gpus;
+        return commit(asked, where, options);
     }
 
     // The record of a commit whose pieces are taken, and what follows it.
@@ -713,46 +644,6 @@ private:
                 if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
     }
 
-    // commit() for runs of whole domains, each wholly free and named once
-    // (checked before anything changes): a wholly free domain is all up,
-    // holds nothing, so it is open and idle. Otherwise changes nothing but
-    // the touch marks, and returns false.
-    TOPOBLOCK_NOINLINE bool commit_racks(const request& asked, piece_list& pieces, std::uint32_t slot,
-                                         const commit_options& options) {
-        for (const piece_run& r : pieces.runs())
-            for (node_id n = r.first; n < r.first + r.nodes;) {
-                const node_place place = topo_.place(n);
-                const domain_shape shape = topo_.shape(place.domain);
-                if (place.index_in_domain != 0 || shape.node_count > r.first + r.nodes - n ||
-                    r.gpus != full_gpu_mask(place.gpus) || domains_[place.domain].free_nodes != shape.node_count ||
-                    touch_mark_[place.domain] == change_)
-                    return false;
-                touch(place.domain);
-                n += shape.node_count;
-            }
-        std::uint32_t held = 0;
-        cluster_change totals_change;
-        for (const domain_id d : touched_domains()) {
-            const domain_shape shape = topo_.shape(d);
-            domain_counters& c = domains_[d];
-            const std::uint32_t gpus = c.free_gpus;
-            std::fill_n(node_free_.data() + shape.first_node, shape.node_count, gpu_mask{0});
-            whole_holder_[d] = slot;
-            c.free_gpus = c.free_nodes = 0;
-            c.held_gpus = gpus;
-            totals_change.held += gpus;
-            totals_change.unheld_up += minus(gpus);
-            add_to_totals(totals_change.available, d, minus(gpus), minus(shape.node_count));
-            idle_domains_.reset(d);
-            node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
-            by_unheld[0] = by_unheld[shape.gpus_per_node];
-            by_unheld[shape.gpus_per_node].clear();
-            held += gpus;
-        }
-        finish_commit(asked, slot, pieces, held, options, totals_change);
-        return true;
-    }
-
     // Whole, up nodes of one domain in a row, taken and given back in one
     // step (a job's trays, a multi-domain job's racks): `count` nodes from
     // `first`, `place` the first one's. Fewer than two nodes are no stretch.
@@ -760,6 +651,7 @@ private:
         node_id first = 0;
         std::uint32_t count = 0;
         node_place place;
+        bool whole_domain = false;  // every node of the domain
     };
 
     // Goes over the pieces in order: on_whole(stretch) for each stretch,
@@ -794,6 +686,7 @@ private:
         // A domain whose nodes are all up (nearly every one) needs no look per node.
         if (domains_[s.place.domain].up_nodes == shape.node_count) s.count = length;
         while (s.count < length && health_[first + s.count] == node_health::up) ++s.count;
+        s.whole_domain = s.count == shape.node_count;
         return s;
     }
 
@@ -804,7 +697,6 @@ private:
     bool move_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         TOPOBLOCK_ASSERT(Taking == (slot != npos32));
         const node_place& info = s.place;
-        domain_counters& c = domains_[info.domain];
         // A stretch's nodes are up, so they are wholly unheld when the
         // domain's set of up nodes with every GPU unheld has them all: a
         // word test, not a read per node.
@@ -813,25 +705,14 @@ private:
         if (Taking && !wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
         fill(node_free_.data() + s.first, s.count, Taking ? gpu_mask{0} : full_gpu_mask(info.gpus));
-        // A domain held whole lists no GPU owner (a node of it may have been
-        // given back alone since, which clears the holder).
-        if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
+        // A domain taken whole names its holder once, not per GPU (best-fit
+        // multi_domain +17% without); a node of it given back alone clears it.
+        if (Taking && s.whole_domain) whole_holder_[info.domain] = slot;
+        else if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
         else fill(owner_.data() + info.first_gpu, gpus, slot);
-        const std::uint64_t freed = Taking ? minus(gpus) : gpus;
-        const std::uint64_t freed_nodes = Taking ? minus(s.count) : s.count;
-        const bool was_unheld = c.held_gpus == 0;
-        c.free_gpus += static_cast<std::uint32_t>(freed);
-        c.free_nodes += static_cast<std::uint32_t>(freed_nodes);
-        c.held_gpus -= static_cast<std::uint32_t>(freed);
-        totals_change.held -= freed;
-        totals_change.unheld_up += freed;
-        if (c.exclusive_holders == 0) add_to_totals(totals_change.available, info.domain, freed, freed_nodes);
-        if (was_unheld != (c.held_gpus == 0)) settle_idle(info.domain);
-        node_set& from = Taking ? wholly_unheld : wholly_held;
-        node_set& to = Taking ? wholly_held : wholly_unheld;
-        from.reset_range(info.index_in_domain, s.count);
-        to.set_range(info.index_in_domain, s.count);
-        touch(info.domain);
+        count_freed<Taking>(info.domain, gpus, Taking ? minus(s.count) : s.count, true, totals_change);
+        (Taking ? wholly_unheld : wholly_held).reset_range(info.index_in_domain, s.count);
+        (Taking ? wholly_held : wholly_unheld).set_range(info.index_in_domain, s.count);
         return true;
     }
 
@@ -855,8 +736,7 @@ private:
             });
     }
 
-    // std::fill_n, 32 bytes a step as a copy of a pattern (vector stores,
-    // SSE2 or NEON), where GCC at -O2 vectorizes no fill of unknown count.
+    // std::fill_n, 32 bytes a step (GCC -O2 vectorizes no fill of unknown count).
     template <class T>
     static void fill(T* at, std::size_t count, T value) noexcept {
         constexpr std::size_t step = 32 / sizeof(T);
@@ -870,11 +750,6 @@ private:
         T* const last = at + count - step;
         for (; at < last; at += step) std::memcpy(at, pattern, sizeof pattern);
         std::memcpy(last, pattern, sizeof pattern);
-    }
-
-    void move_between_counts(const node_place& info, std::uint32_t from, std::uint32_t to) {
-        nodes_by_unheld_[info.domain * stride_ + from].reset(info.index_in_domain);
-        nodes_by_unheld_[info.domain * stride_ + to].set(info.index_in_domain);
     }
 
     // Starts a mutation: touched_ lists the domains it changes, each once,
@@ -893,14 +768,11 @@ private:
         touched_[touched_count_++] = d;
     }
 
-    // The cluster's and the groups' totals hold the free GPUs and nodes of
-    // open domains: each change of an open domain's counters is added where
-    // it happens (a closed domain's are not), and a domain that closes or
-    // opens takes out or brings in all of its own (closed_or_opened). The
-    // changes wrap modulo 2^64, so a decrease is minus(amount). A commit or
-    // a release sums the cluster-wide part in a local cluster_change and
-    // adds it once: a job of many pieces would otherwise update the same
-    // words once per piece, each waiting for the last.
+    // The cluster's and the groups' totals count open domains only: a
+    // domain that closes or opens takes out or brings in all of its own
+    // (closed_or_opened). Changes wrap modulo 2^64 (a decrease is minus()).
+    // A commit or release sums the cluster-wide part in a cluster_change and
+    // adds it once, not once per piece.
     static constexpr std::uint64_t minus(std::uint64_t amount) noexcept { return std::uint64_t{0} - amount; }
     void add_to_totals(free_capacity& into, domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         into.gpus += gpus_change;
@@ -927,8 +799,7 @@ private:
         const bool idle = domains_[d].idle();
         if (idle_domains_.test(d) != idle) idle_domains_.assign(d, idle);
     }
-    // Apart from add_to_totals, which then inlines where a cluster without
-    // levels (one NVLink domain per rack, no leaf groups) spends it.
+    // Out of line, so add_to_totals inlines for a cluster without levels.
     TOPOBLOCK_NOINLINE void add_to_groups(domain_id d, std::uint64_t gpus_change, std::uint64_t nodes_change) {
         for (std::size_t l = 0; l < group_free_.size(); ++l)
             group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
@@ -963,8 +834,7 @@ private:
         ++live_;
         return s;
     }
-    // Apart from acquire_slot, so that the reuse of a freed slot (nearly
-    // every allocation in a running cluster) inlines into commit.
+    // Out of line, so the reuse of a freed slot inlines into commit.
     TOPOBLOCK_NOINLINE std::uint32_t new_slot() {
         // Grows first, counts after: a failed allocation changes nothing.
         const std::uint32_t s = slot_count_;
@@ -1034,8 +904,7 @@ private:
     std::size_t live_ = 0;
     std::vector<domain_id> touched_;  // one entry per domain; the first touched_count_ are this change's
     std::size_t touched_count_ = 0;
-    // Per domain: the change that last touched it. 16 bits keep the state
-    // within 8 bytes per GPU; the marks are cleared once every 65,535 changes.
+    // Per domain: the change that last touched it (16 bits: 8 bytes per GPU).
     std::vector<std::uint16_t> touch_mark_;
     std::uint16_t change_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -35,20 +36,18 @@ public:
     piece_list() noexcept : many_{} {}
     explicit piece_list(std::span<const piece> pieces) : piece_list() { assign(pieces); }
     explicit piece_list(std::span<const piece_run> runs) : piece_list() { assign(runs); }
-    piece_list(const piece_list& other) : piece_list() { copy_from(other); }
-    piece_list(piece_list&& other) noexcept : many_{} { steal(other); }
+    piece_list(const piece_list& other) : piece_list() { assign(other.runs()); }
+    piece_list(piece_list&& other) noexcept : piece_list() { *this = std::move(other); }
     piece_list& operator=(const piece_list& other) {
-        if (this != &other) {
-            clear();
-            copy_from(other);
-        }
+        if (this != &other) assign(other.runs());
         return *this;
     }
     piece_list& operator=(piece_list&& other) noexcept {
-        if (this != &other) {
-            clear();
-            steal(other);
-        }
+        if (this == &other) return *this;
+        clear();
+        if (other.inline_run()) one_ = other.one_;
+        else many_ = other.many_;
+        other.many_ = spilled{};
         return *this;
     }
     ~piece_list() { clear(); }
@@ -59,7 +58,7 @@ public:
     // Pieces (nodes), not runs. O(runs).
     std::size_t size() const noexcept {
         std::size_t n = 0;
-        for (std::uint32_t r = 0; r < run_count(); ++r) n += run_data()[r].nodes;
+        for (const run& r : runs()) n += r.nodes;
         return n;
     }
     // The i-th piece. O(runs).
@@ -93,19 +92,8 @@ public:
         many_ = spilled{};
     }
 
-    friend bool operator==(const piece_list& a, const piece_list& b) noexcept {
-        if (a.run_count() != b.run_count()) return false;
-        for (std::uint32_t r = 0; r < a.run_count(); ++r)
-            if (!(a.run_data()[r] == b.run_data()[r])) return false;
-        return true;
-    }
-
-    friend bool operator==(const piece_list& a, const std::vector<piece>& b) noexcept {
-        std::size_t i = 0;
-        for (const piece p : a)
-            if (i >= b.size() || !(b[i++] == p)) return false;
-        return i == b.size();
-    }
+    friend bool operator==(const piece_list& a, const piece_list& b) noexcept { return std::ranges::equal(a.runs(), b.runs()); }
+    friend bool operator==(const piece_list& a, const std::vector<piece>& b) noexcept { return std::ranges::equal(a, b); }
 
 private:
     // Runs are cut where the GPUs differ so that each piece reads back as
@@ -116,7 +104,12 @@ private:
         clear();
         std::uint32_t count = 0;
         for (std::size_t i = 0; i < items.size(); ++i) count += i == 0 || !joins(as_run(items[i - 1]), as_run(items[i])) ? 1U : 0U;
-        run* out = make_room(count);
+        // Storage for `count` runs, inline for one.
+        run* out = &one_;
+        if (count > 1) {
+            out = new run[count];
+            many_ = spilled{count, 0, out};
+        }
         std::uint32_t r = 0;
         for (const Item& item : items) {
             const run next = as_run(item);
@@ -124,35 +117,9 @@ private:
             else out[r++] = next;
         }
     }
-    // Storage for `count` runs, inline for one; empty before the call.
-    run* make_room(std::uint32_t count) {
-        if (count == 0) return nullptr;
-        if (count == 1) {
-            one_ = run{0, 1, 0};
-            return &one_;
-        }
-        run* out = new run[count];
-        many_ = spilled{count, 0, out};
-        return out;
-    }
     bool inline_run() const noexcept { return one_.nodes != 0; }
     std::uint32_t run_count() const noexcept { return inline_run() ? 1 : many_.count; }
     const run* run_data() const noexcept { return inline_run() ? &one_ : many_.runs; }
-
-    void copy_from(const piece_list& other) {
-        if (other.inline_run()) {
-            one_ = other.one_;
-        } else if (other.many_.count != 0) {
-            run* out = new run[other.many_.count];
-            for (std::uint32_t r = 0; r < other.many_.count; ++r) out[r] = other.many_.runs[r];
-            many_ = spilled{other.many_.count, 0, out};
-        }
-    }
-    void steal(piece_list& other) noexcept {
-        if (other.inline_run()) one_ = other.one_;
-        else many_ = other.many_;
-        other.many_ = spilled{};
-    }
 
     // Both members begin with two uint32_t, so `one_.nodes` may be read
     // whichever is active (the common initial sequence rule).
