@@ -175,8 +175,7 @@ public:
             if (at(s).live()) f(id_of(s), at(s).record);
     }
     // Heap and object bytes of the mutable state, split into what scales with
-    // the cluster and what scales with live allocations (slots and pieces).
-    // The topology's own description (names) is not counted. O(slots).
+    // the cluster and with live allocations; the topology is not counted.
     struct memory_use {
         std::size_t cluster_bytes = 0;
         std::size_t allocation_bytes = 0;
@@ -210,8 +209,7 @@ public:
     // Records `where` as a new allocation for `asked`. Checks every piece:
     // node in range, GPUs exist and are unheld, node up (or draining when
     // allowed), domain open, and for an exclusive request every domain idle.
-    // On any failure nothing changes. O(runs + domains + nodes of runs that
-    // are not whole trays), so a job of whole domains costs per domain.
+    // On any failure nothing changes. O(runs + domains + nodes outside stretches).
     expected<allocation_id, errc> commit(const request& asked, std::span<const piece_run> where,
                                          const commit_options& options) {
         begin_change();
@@ -236,10 +234,8 @@ public:
         const auto closed_to_job = [&](domain_id d) {
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
-        // Each piece is checked as it is taken (GPUs unheld, which also
-        // keeps them within the node; node up, or draining when allowed;
-        // domain open to the job). On the first that fails, stop, and give
-        // back what was taken.
+        // Each piece is checked as it is taken (unheld GPUs are within the
+        // node); on the first that fails, what was taken is given back.
         const bool all = for_each_stretch(
             pieces.runs(),
             [&](const piece& p) {
@@ -286,14 +282,11 @@ public:
         return {};
     }
 
-    // Puts back the allocation `id` that release() just took away, exactly
-    // as it was: the same id, record and GPUs, and the slot table as before
-    // the release, so later ids and decisions are those the state would
-    // have given without the release. `saved` is a copy of its record made
-    // before the release. Several releases are put back last first, with no
-    // other change in between. For what-if questions (allocator's
-    // with_released). Preconditions (TOPOBLOCK_ASSERT): as said; then the
-    // commit cannot fail. May throw std::bad_alloc copying the pieces.
+    // Puts back the allocation `id` that release() just took away (`saved`:
+    // its record copied before), with the same id, GPUs and slot table, so
+    // later ids and decisions are as without the release. Several are put
+    // back last first, with no change between (allocator's with_released).
+    // The commit then cannot fail; it may throw std::bad_alloc.
     void reinstate(allocation_id id, const allocation_record& saved) {
         const std::uint64_t low = id.value & 0xffffffffULL;
         TOPOBLOCK_ASSERT(low != 0 && low <= slot_count_);
@@ -426,25 +419,21 @@ public:
                                              " (a free slot's is even and at least 2)"));
             listed[s] = true;
         }
-        // Grows first (a throw leaves only more retired slots), links after.
+        // Grows first (a throw leaves only more retired slots), then pushes
+        // each onto the front of the list, the last first.
         while (slot_count_ < slot_count) retire(new_slot());
-        std::uint32_t tail = npos32;
-        for (const auto& [s, generation] : free) {
-            slot& listed_slot = at(s);
-            listed_slot.generation = generation;
-            listed_slot.next_free = npos32;
-            if (tail == npos32) free_head_ = s;
-            else at(tail).next_free = s;
-            tail = s;
+        for (auto it = free.rbegin(); it != free.rend(); ++it) {
+            at(it->first).generation = it->second;
+            at(it->first).next_free = free_head_;
+            free_head_ = it->first;
             --retired_;
         }
         return {};
     }
 
-    // Rebuilds the state on a fresh one from the allocation records and the
-    // node health, through the code that counts (one way to count), and
-    // compares every counter and index; also checks the slot table. Returns
-    // an empty string when all agree, otherwise what disagrees. O(cluster).
+    // Rebuilds the state on a fresh one from the records and node health,
+    // through the code that counts, and compares every counter and index;
+    // checks the slot table. Returns what disagrees, or "". O(cluster).
     std::string verify() const {
         basic_cluster_state fresh(topo_);
         for (std::uint32_t s = 0; s < slot_count_; ++s) {
@@ -517,8 +506,7 @@ private:
         allocation_record record;
         bool live() const noexcept { return (generation & 1U) != 0; }
     };
-    // Slots live in chunks that never move, so records keep their address
-    // and growth wastes at most one chunk (no doubling of a large array).
+    // Slots live in chunks that never move, so records keep their address.
     static constexpr std::uint32_t slot_chunk_bits = 7;
     static constexpr std::uint32_t slot_chunk = std::uint32_t{1} << slot_chunk_bits;
     slot& at(std::uint32_t s) noexcept { return slot_chunks_[s >> slot_chunk_bits][s & (slot_chunk - 1)]; }
@@ -645,8 +633,8 @@ private:
     }
 
     // Whole, up nodes of one domain in a row, taken and given back in one
-    // step (a job's trays, a multi-domain job's racks): `count` nodes from
-    // `first`, `place` the first one's. Fewer than two nodes are no stretch.
+    // step: `count` nodes from `first`, `place` the first one's. Fewer than
+    // two nodes are no stretch.
     struct stretch {
         node_id first = 0;
         std::uint32_t count = 0;
@@ -655,8 +643,8 @@ private:
     };
 
     // Goes over the pieces in order: on_whole(stretch) for each stretch,
-    // on_node(piece) for each node between them (a job's single node, most
-    // often). Stops when one returns false; returns whether it went through.
+    // on_node(piece) for each node between them. Stops when one returns
+    // false; returns whether it went through.
     template <class OnNode, class OnWhole>
     bool for_each_stretch(std::span<const piece_run> runs, OnNode&& on_node, OnWhole&& on_whole) const {
         for (const piece_run& r : runs)
@@ -690,16 +678,13 @@ private:
         return s;
     }
 
-    // move_piece() for a stretch. Taking, every one of its nodes must be
-    // wholly unheld: otherwise it returns false, changing nothing. Giving
-    // back, they are wholly held.
+    // move_piece() for a stretch. Taking, its nodes must all be wholly
+    // unheld, or it returns false and changes nothing.
     template <bool Taking>
     bool move_whole_nodes(const stretch& s, std::uint32_t slot, cluster_change& totals_change) {
         TOPOBLOCK_ASSERT(Taking == (slot != npos32));
         const node_place& info = s.place;
-        // A stretch's nodes are up, so they are wholly unheld when the
-        // domain's set of up nodes with every GPU unheld has them all: a
-        // word test, not a read per node.
+        // Its nodes are up: wholly unheld is a word test of the node set.
         node_set& wholly_unheld = nodes_by_unheld_[info.domain * stride_ + info.gpus];
         node_set& wholly_held = nodes_by_unheld_[info.domain * stride_];
         if (Taking && !wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
@@ -752,9 +737,8 @@ private:
         std::memcpy(last, pattern, sizeof pattern);
     }
 
-    // Starts a mutation: touched_ lists the domains it changes, each once,
-    // marked with this mutation's number so that a check is O(1). It has room
-    // for every domain, so touch() never allocates halfway through a change.
+    // Starts a mutation: touched_ lists the domains it changes, each once
+    // (marked with the mutation's number); it has room for every domain.
     void begin_change() {
         touched_count_ = 0;
         if (++change_ == 0) {
@@ -805,8 +789,7 @@ private:
             group_free_[l].add(topo_.levels()[l].group_of_domain[d], gpus_change, nodes_change);
     }
 
-    // The slot holding GPU `gpu` (an index into the cluster's GPUs) of
-    // domain d, or npos32.
+    // The slot holding GPU `gpu` (cluster-wide index) of domain d, or npos32.
     std::uint32_t slot_holding(std::uint32_t gpu, domain_id d) const noexcept {
         return owner_[gpu] != npos32 ? owner_[gpu] : whole_holder_[d];
     }
@@ -882,8 +865,8 @@ private:
     std::vector<node_health> health_;
     std::vector<std::uint32_t> owner_;  // slot per GPU, npos32 = unheld
     std::vector<domain_counters> domains_;
-    // Per domain: the slot holding all of it when commit_racks took it, else
-    // npos32; its owner_ entries then stay npos32 (see commit).
+    // Per domain: the slot holding all of it when one stretch took it, else
+    // npos32; its owner_ entries then stay npos32 (move_whole_nodes).
     std::vector<std::uint32_t> whole_holder_;
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]

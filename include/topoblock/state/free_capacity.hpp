@@ -17,12 +17,10 @@ struct free_capacity {
     friend constexpr bool operator==(const free_capacity&, const free_capacity&) = default;
 };
 
-// The free capacity of each group of one topology level, with the largest
-// free GPUs and free nodes of every aligned power-of-two run of groups kept
-// above them (a max tree). "Which groups can hold N?" then visits only the
-// runs whose maximum reaches N, so a job that no group holds is answered at
-// the root instead of by a pass over every group; a change climbs only as
-// far as a maximum changes.
+// The free capacity of each group of one topology level, under a max tree
+// of free GPUs and free nodes: "which groups can hold N?" visits only the
+// subtrees whose maximum reaches N (a job no group holds is answered at the
+// root), and a change climbs only as far as a maximum changes.
 class free_capacity_tree {
 public:
     free_capacity_tree() = default;
