@@ -234,6 +234,13 @@ public:
         const auto closed_to_job = [&](domain_id d) {
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
+        // A job of whole, wholly free racks is checked whole and then taken
+        // a rack at a time, its holder named once per rack (whole_holder_)
+        // rather than once per GPU. Anything else, from a fresh change.
+        if (where.front().nodes >= topo_.max_domain_nodes()) {
+            if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
+            begin_change();
+        }
         // Each piece is checked as it is taken (unheld GPUs are within the
         // node); on the first that fails, what was taken is given back.
         const bool all = for_each_stretch(
@@ -632,6 +639,46 @@ private:
                 if (domains_[d].exclusive_holders++ == 0) closed_or_opened(d, -1);
     }
 
+    // commit() for runs of whole domains, each wholly free and named once
+    // (checked before anything changes): a wholly free domain is all up,
+    // holds nothing, so it is open and idle. Otherwise changes nothing but
+    // the touch marks, and returns false.
+    TOPOBLOCK_NOINLINE bool commit_racks(const request& asked, piece_list& pieces, std::uint32_t slot,
+                                         const commit_options& options) {
+        for (const piece_run& r : pieces.runs())
+            for (node_id n = r.first; n < r.first + r.nodes;) {
+                const node_place place = topo_.place(n);
+                const domain_shape shape = topo_.shape(place.domain);
+                if (place.index_in_domain != 0 || shape.node_count > r.first + r.nodes - n ||
+                    r.gpus != full_gpu_mask(place.gpus) || domains_[place.domain].free_nodes != shape.node_count ||
+                    touch_mark_[place.domain] == change_)
+                    return false;
+                touch(place.domain);
+                n += shape.node_count;
+            }
+        std::uint32_t held = 0;
+        cluster_change totals_change;
+        for (const domain_id d : touched_domains()) {
+            const domain_shape shape = topo_.shape(d);
+            domain_counters& c = domains_[d];
+            const std::uint32_t gpus = c.free_gpus;
+            std::fill_n(node_free_.data() + shape.first_node, shape.node_count, gpu_mask{0});
+            whole_holder_[d] = slot;
+            c.free_gpus = c.free_nodes = 0;
+            c.held_gpus = gpus;
+            totals_change.held += gpus;
+            totals_change.unheld_up += minus(gpus);
+            add_to_totals(totals_change.available, d, minus(gpus), minus(shape.node_count));
+            idle_domains_.reset(d);
+            node_set* by_unheld = nodes_by_unheld_.data() + d * stride_;
+            by_unheld[0] = by_unheld[shape.gpus_per_node];
+            by_unheld[shape.gpus_per_node].clear();
+            held += gpus;
+        }
+        finish_commit(asked, slot, pieces, held, options, totals_change);
+        return true;
+    }
+
     // Whole, up nodes of one domain in a row, taken and given back in one
     // step: `count` nodes from `first`, `place` the first one's. Fewer than
     // two nodes are no stretch.
@@ -639,7 +686,6 @@ private:
         node_id first = 0;
         std::uint32_t count = 0;
         node_place place;
-        bool whole_domain = false;  // every node of the domain
     };
 
     // Goes over the pieces in order: on_whole(stretch) for each stretch,
@@ -674,7 +720,6 @@ private:
         // A domain whose nodes are all up (nearly every one) needs no look per node.
         if (domains_[s.place.domain].up_nodes == shape.node_count) s.count = length;
         while (s.count < length && health_[first + s.count] == node_health::up) ++s.count;
-        s.whole_domain = s.count == shape.node_count;
         return s;
     }
 
@@ -690,10 +735,9 @@ private:
         if (Taking && !wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
         fill(node_free_.data() + s.first, s.count, Taking ? gpu_mask{0} : full_gpu_mask(info.gpus));
-        // A domain taken whole names its holder once, not per GPU (best-fit
-        // multi_domain +17% without); a node of it given back alone clears it.
-        if (Taking && s.whole_domain) whole_holder_[info.domain] = slot;
-        else if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
+        // A domain held whole lists no GPU owner (a node of it may have been
+        // given back alone since, which clears the holder).
+        if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
         else fill(owner_.data() + info.first_gpu, gpus, slot);
         count_freed<Taking>(info.domain, gpus, Taking ? minus(s.count) : s.count, true, totals_change);
         (Taking ? wholly_unheld : wholly_held).reset_range(info.index_in_domain, s.count);
@@ -865,8 +909,8 @@ private:
     std::vector<node_health> health_;
     std::vector<std::uint32_t> owner_;  // slot per GPU, npos32 = unheld
     std::vector<domain_counters> domains_;
-    // Per domain: the slot holding all of it when one stretch took it, else
-    // npos32; its owner_ entries then stay npos32 (move_whole_nodes).
+    // Per domain: the slot holding all of it when commit_racks took it, else
+    // npos32; its owner_ entries then stay npos32.
     std::vector<std::uint32_t> whole_holder_;
     std::size_t stride_;
     std::vector<node_set> nodes_by_unheld_;  // [domain * stride_ + unheld count]
