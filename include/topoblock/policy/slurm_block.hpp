@@ -38,28 +38,12 @@ struct slurm_block_shape {
 
 // Slurm's topology/block node selection (eval_nodes_block.c) for whole-node
 // jobs, as of a chosen Slurm version (set_version; the newest by default);
-// docs/slurm-block.md states every rule, where Slurm's code differs from a
-// plain reading, how GPU requests are treated and what differs by version.
-// - From 26.05, a job of one node (nodes=1, not exclusive) skips the block
-//   rules: it takes the first wholly free node in node order (cons_tres's
-//   _get_one_res with equal node weights), a few word scans of the
-//   summaries below.
-// - A job of N nodes uses the smallest enabled level of at least N nodes (none:
-//   the whole cluster is one group) and, with LL the largest enabled level
-//   below it, at most ceil(N / (2^LL * S)) level-LL blocks.
-// - The group (2^k consecutive base blocks) with the fewest usable free nodes
-//   among those that can hold the job wins, the later one on ties; inside it
-//   base blocks are taken one at a time by Slurm's _choose_best_bblock, and
-//   the free nodes of a base block in index order.
-// - Segments are placed in turn; exclusive jobs take only idle base blocks.
-// - Nodes outside every block serve a job only when no base-block node can.
-// Cost: a change refiles one base block, O(G + levels). A one-part,
-// non-exclusive job whose group is exactly max_ll level-LL blocks (with the
-// default levels every job up to 16 base blocks) is a bucket lookup for its
-// group plus its blocks, O(blocks per group x log + nodes taken); every
-// other job scans every base block, O(base blocks + nodes examined).
-// Decisions reuse scratch arrays (no allocation once warm), so one policy
-// object is no more shareable between threads than its allocator.
+// docs/slurm-block.md states every rule, how GPU requests are treated, what
+// differs by version and what each decision costs. A one-part, non-exclusive
+// job whose group is exactly max_ll level-LL blocks is a bucket lookup for
+// its group plus its blocks; every other job scans every base block.
+// Decisions reuse scratch arrays, so one policy object is no more shareable
+// between threads than its allocator.
 class slurm_block {
 public:
     // Slurm keeps block levels in a 16-bit map: the largest level is 2^15
@@ -109,95 +93,40 @@ public:
     // node's GPUs needs one node with as many usable free GPUs (`most`: the
     // most on one node of the block); any other job counts wholly free nodes
     // (a job of more nodes than a base block counts as one block would have
-    // to hold it, though the block rules spread it over a group of base
-    // blocks). O(domains x GPUs per node).
+    // to hold it, though the block rules spread it over a group of base blocks).
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
-        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
-            return measure_like_blocks(state, req);
-        const toolkit::request_units<State> units{state, req};
+        const std::uint64_t part = req.part_size();
+        const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node();
+        const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
+        const std::uint64_t need = one_node || req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
         toolkit::capacity_view view;
         view.scope = "base block";
-        const std::uint64_t part = req.part_size();
-        if (req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node()) {
-            view.unit = "GPUs on one node";
-            view.need = part;
-            return toolkit::scan_domains(state, view, [&](domain_id d) {
-                const auto& c = state.domain(d);
-                const std::uint32_t g = topo.shape(d).gpus_per_node;
-                toolkit::scope_offer o;
-                if (units.allowed(d)) {
-                    o.free = c.free_gpus;
-                    for (std::uint32_t k = g; k > 0 && o.most == 0; --k)
-                        if (state.nodes_with_unheld(d, k).any()) o.most = k;
-                    o.holds_now = o.most >= part;
-                }
-                o.holds_if_emptied = c.up_nodes != 0 && g >= part;
-                return o;
-            });
-        }
-        const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
-        const std::uint64_t nodes = req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
-        view.unit = "whole nodes";
-        view.need = nodes;
+        view.unit = one_node ? "GPUs on one node" : "whole nodes";
+        view.need = need;
+        // Like base blocks: read from the summaries, not a pass over the domains (explain's budget).
+        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
+            return measure_summaries(state, view, one_node);
+        const toolkit::request_units<State> units{state, req};
         return toolkit::scan_domains(state, view, [&](domain_id d) {
             const auto& c = state.domain(d);
+            const std::uint32_t gpus = topo.shape(d).gpus_per_node;
+            const bool allowed = units.allowed(d);
             toolkit::scope_offer o;
-            o.free = units.allowed(d) ? c.free_nodes : 0;
-            o.most = o.free;
-            o.holds_now = o.free >= nodes;
-            o.holds_if_emptied = c.up_nodes >= nodes;
+            if (!one_node) {
+                o.free = o.most = allowed ? c.free_nodes : 0;
+                o.holds_now = o.free >= need;
+                o.holds_if_emptied = c.up_nodes >= need;
+                return o;
+            }
+            o.free = allowed ? c.free_gpus : 0;
+            for (std::uint32_t k = gpus; allowed && k > 0 && o.most == 0; --k)
+                if (state.nodes_with_unheld(d, k).any()) o.most = k;
+            o.holds_now = allowed && o.most >= need;
+            o.holds_if_emptied = c.up_nodes != 0 && gpus >= need;
             return o;
         });
-    }
-
-    // measure() when every domain is a base block of the same nodes and the
-    // request is not exclusive, from the per-threshold buckets: a block
-    // holds a part when its count at the part's threshold reaches one node
-    // (GPU jobs of up to a node) or the nodes asked; wholly free blocks
-    // (filed apart) hold whatever a block can. O(keys x blocks / 64), plus
-    // a pass over the domains' counters when some node is not up.
-    template <class State>
-    toolkit::capacity_view measure_like_blocks(const State& state, const request& req) const {
-        const topology& topo = state.topo();
-        const std::uint32_t g = topo.uniform_gpus_per_node(), block_nodes = topo.max_domain_nodes();
-        const std::uint64_t part = req.part_size();
-        const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
-        toolkit::capacity_view view;
-        view.scope = "base block";
-        view.scopes = topo.domain_count();
-        view.wholly_free = full;
-        // Blocks filed under `t` with a count of at least `least`.
-        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
-            const bucket_index& index = blocks_by_qualifying_[t];
-            std::uint32_t n = 0;
-            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
-            return n;
-        };
-        if (req.what == unit::gpus && !req.whole_nodes && part <= g) {
-            view.unit = "GPUs on one node";
-            view.need = part;
-            view.free = state.available().gpus;
-            for (std::uint32_t k = g; k > 0 && view.most == 0; --k)
-                if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
-            view.holding_now = (part == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(part), 1)) + full;
-            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
-                state, g >= part, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
-            return view;
-        }
-        const std::uint64_t nodes = req.what == unit::nodes ? part : (part + g - 1) / g;
-        view.unit = "whole nodes";
-        view.need = nodes;
-        view.free = state.available().nodes;
-        const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
-        view.most = full != 0 ? block_nodes : top == npos32 ? 0 : top;
-        if (nodes <= block_nodes) {
-            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(nodes, 1))) + full;
-            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
-                state, true, [&](domain_id d) { return state.domain(d).up_nodes >= nodes; });
-        }
-        return view;
     }
 
     // Builds the summaries, which on_domain_change keeps in step.
@@ -244,17 +173,11 @@ public:
         const bool open = state.domain_open(d) && state.domain(d).free_gpus != 0;
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
         const bool full = whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node == max_gpus_);
-        if (full_blocks_.test(d)) {
-            if (full) return;
-            full_blocks_.reset(d);
-            if (!open) {  // taken whole, as a multi-block job takes it
-                std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
-                return mark_unfiled(d);
-            }
-            return file_counts(state, d, open, whole, true);
-        }
-        if (full) return enter_full(d);
-        file_counts(state, d, open, whole, false);
+        const bool was_full = full_blocks_.test(d);
+        if (full && !was_full) enter_full(d);
+        if (full) return;
+        full_blocks_.reset(d);
+        file_counts(state, d, open, whole, was_full);
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
@@ -345,11 +268,10 @@ public:
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         TOPOBLOCK_ASSERT(attached_shape_ == shape(state.topo()));  // attached to this state
-        if (takes_first_node(req)) return first_free_node(state, out);
         job j;
         if (!describe_job(state.topo(), req, j)) return errc::unsupported_request;
         decision<State> d{state, req, j, attached_shape_, *this, out};
-        const errc result = d.run();
+        const errc result = takes_first_node(req) ? d.first_free_node() : d.run();
         // Slurm's job holds a set of nodes, listed in index order, whatever
         // order _choose_best_bblock found them in.
         if (result == errc::ok && j.nodes > 1) out.sort_by_node();
@@ -369,27 +291,42 @@ public:
 private:
     static constexpr std::uint32_t default_levels = 5;
 
-    // _get_one_res with every node of equal weight: the first node in node
-    // order (base blocks and the nodes outside them alike) that is up and
-    // wholly free in a domain no exclusive job holds. The base blocks come
-    // first in node order: the lowest with a wholly free node is the lower
-    // of the lowest full block and the lowest filed under a free-node count
-    // of 1 or more (a few word scans); the domains outside every block are
-    // read only when no block has one.
+    // measure() on like base blocks, from the per-threshold buckets: a block
+    // holds a part when its count at the part's threshold reaches one node
+    // (GPU jobs of up to a node) or the nodes asked; full blocks hold any part
+    // a block can. O(keys x blocks / 64), plus a pass over the domains'
+    // counters when some node is not up.
     template <class State>
-    errc first_free_node(const State& state, placement& out) const {
-        const topology& topo = state.topo();
-        const std::size_t full = full_blocks_.find_first();
-        std::uint32_t d = blocks_by_qualifying_[0].first_in_keys(1, full_nodes_);
-        if (full < full_blocks_.size()) d = std::min(d, static_cast<std::uint32_t>(full));
-        for (domain_id o = attached_shape_.block_count; d == npos32 && o < topo.domain_count(); ++o)
-            if (state.domain(o).free_nodes != 0 && state.domain_open(o)) d = o;
-        // As the block rules answer: free nodes elsewhere are fragmentation.
-        if (d == npos32) return state.available().nodes != 0 ? errc::fragmented : errc::insufficient_free;
-        const domain_shape info = topo.shape(d);
-        const auto n = static_cast<node_id>(info.first_node + state.free_nodes_in(d).find_first());
-        out.add(n, full_gpu_mask(info.gpus_per_node));
-        return errc::ok;
+    toolkit::capacity_view measure_summaries(const State& state, toolkit::capacity_view view, bool one_node) const {
+        const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
+        view.scopes = state.topo().domain_count();
+        view.wholly_free = full;
+        // Blocks filed under `t` with a count of at least `least`.
+        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
+            const bucket_index& index = blocks_by_qualifying_[t];
+            std::uint32_t n = 0;
+            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
+            return n;
+        };
+        const std::uint64_t need = view.need;
+        if (one_node) {
+            view.free = state.available().gpus;
+            for (std::uint32_t k = uniform_gpus_; k > 0 && view.most == 0; --k)
+                if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
+            view.holding_now = (need == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(need), 1)) + full;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, uniform_gpus_ >= need, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
+            return view;
+        }
+        view.free = state.available().nodes;
+        const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
+        view.most = full != 0 ? full_nodes_ : top == npos32 ? 0 : top;
+        if (need <= full_nodes_) {
+            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(need, 1))) + full;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, true, [&](domain_id d) { return state.domain(d).up_nodes >= need; });
+        }
+        return view;
     }
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
@@ -557,6 +494,20 @@ private:
                                                                                : errc::insufficient_free;
         }
 
+        // _get_one_res with every node of equal weight: the first node in node
+        // order (base blocks first, then the nodes outside them) that is up
+        // and wholly free in an open domain. The lowest base block with one
+        // is the lower of the lowest full block and the lowest filed under a
+        // free-node count of 1 or more.
+        errc first_free_node() {
+            const std::size_t full = self.full_blocks_.find_first();
+            std::uint32_t b = self.blocks_by_qualifying_[0].first_in_keys(1, self.full_nodes_);
+            if (full < self.full_blocks_.size()) b = std::min(b, static_cast<std::uint32_t>(full));
+            if (b == npos32) return outside();
+            take_nodes(b, 0, 1);
+            return errc::ok;
+        }
+
         errc run() {
             if (const std::optional<errc> indexed = run_indexed()) return *indexed;
             const std::uint32_t blocks = shape.block_count;
@@ -596,38 +547,23 @@ private:
             // One block per group: _choose_best_bblock's one candidate holds the part.
             if (plan.per_group == 1) return take_nodes(group, 0, j.part) == j.part ? errc::ok : shortfall();
             const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, shape.block_count);
-            return take_by_count(begin, end, j.part, t) ? errc::ok : shortfall();
-        }
-
-        // take_from_group for a fresh group of exactly max_ll level-LL blocks,
-        // where _choose_best_bblock comes down to its last rule: blocks are
-        // taken most nodes first (the later among equals) until one holds the
-        // rest, then the one with the fewest that does. Counts of threshold t.
-        bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
             if (self.full_blocks_.count(begin, end - begin) == end - begin) {
-                // Every block full: most nodes first is the later first.
-                if (ceil_div(rem, self.full_nodes_) > end - begin) return false;
-                take_last_full_blocks(end, rem);
-                return true;
+                // Every block full (what a job of whole blocks finds): the last ones, as below.
+                if (ceil_div(j.part, self.full_nodes_) > end - begin) return shortfall();
+                take_last_full_blocks(end, j.part);
+                return errc::ok;
             }
-            if (counts.size() < end) counts.resize(shape.block_count);
-            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
-            sorted.clear();
-            for (domain_id b = end; b-- > begin;) sorted.push_back(b);
-            std::sort(sorted.begin(), sorted.end(),
-                      [&](std::uint32_t x, std::uint32_t y) { return counts[x] != counts[y] ? counts[x] > counts[y] : x > y; });
-            for (std::size_t i = 0; i < sorted.size(); ++i) {
-                if (counts[sorted[i]] >= rem) {
-                    std::size_t fewest = i;
-                    while (fewest + 1 < sorted.size() && counts[sorted[fewest + 1]] >= rem) ++fewest;
-                    while (fewest > i && counts[sorted[fewest - 1]] == counts[sorted[fewest]]) --fewest;
-                    return take_nodes(sorted[fewest], 0, rem) == rem;
-                }
-                const std::uint32_t got = take_nodes(sorted[i], 0, rem);
-                if (got == 0) return false;
-                rem -= got;
+            if (counts.size() < shape.block_count) {
+                counts.resize(shape.block_count);
+                taken.resize(shape.block_count);
+                closed.resize(shape.block_count);
+                required.resize(shape.block_count);
             }
-            return false;
+            for (domain_id b = begin; b < end; ++b) {
+                counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
+                taken[b] = closed[b] = required[b] = 0;
+            }
+            return take_from_group(begin, end, j.part, plan) ? errc::ok : shortfall();
         }
 
         // Nodes outside every block, lowest index first.
@@ -857,8 +793,7 @@ private:
         if (changed) mark_unfiled(d);  // after the count it reads
         // Nodes with at least k unheld GPUs, for k from the most down.
         std::uint32_t at_least = 0;
-        std::uint32_t k = thresholds_ - 1;
-        for (; k >= 1; --k) {
+        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file(k, at_least);
         }
@@ -911,10 +846,6 @@ private:
         const bucket_index& index = blocks_by_qualifying_[t];
         const std::uint32_t filed = tightest(index, rem);
         if (filed == npos32 ? rem > full_nodes_ : index.key_of(filed) < full_nodes_) return filed;
-        return later_full(filed);
-    }
-    // The later of `filed` (npos32: none) and the last full block.
-    std::uint32_t later_full(std::uint32_t filed) const noexcept {
         const std::size_t last = full_blocks_.find_last();
         if (last == full_blocks_.size()) return filed;
         const auto full = static_cast<std::uint32_t>(last);
