@@ -46,8 +46,7 @@ struct slurm_block_shape {
 // between threads than its allocator.
 class slurm_block {
 public:
-    // Slurm keeps block levels in a 16-bit map: the largest level is 2^15
-    // base blocks (block_record.c, "block_level > 15").
+    // The largest level, 2^15 base blocks: Slurm keeps levels in a 16-bit map (block_record.c).
     static constexpr std::uint32_t max_level = 15;
 
     // Defaults for a topology that did not come from a Slurm file: S is the
@@ -60,9 +59,8 @@ public:
     slurm_block(std::uint32_t base_nodes, std::vector<std::uint32_t> block_sizes,
                 std::uint32_t block_count = npos32)
         : base_nodes_(base_nodes), block_sizes_(std::move(block_sizes)), block_count_(block_count) {}
-    // From the plain settings a Slurm file gives (io::slurm_block_settings,
-    // or any type with those members): the io layer reads them without
-    // knowing the policy, and the policy takes them without knowing io.
+    // From the settings a Slurm file gives (io::slurm_block_settings, or any
+    // type with those members), so that neither io nor the policy knows the other.
     template <class Settings>
         requires requires(const Settings& s) {
             { s.base_nodes } -> std::convertible_to<std::uint32_t>;
@@ -90,10 +88,8 @@ public:
     std::string_view name() const noexcept { return "slurm-block"; }
 
     // explain()'s numbers, per base block (a domain): a GPU job of up to a
-    // node's GPUs needs one node with as many usable free GPUs (`most`: the
-    // most on one node of the block); any other job counts wholly free nodes
-    // (a job of more nodes than a base block counts as one block would have
-    // to hold it, though the block rules spread it over a group of base blocks).
+    // node's GPUs needs one node with as many usable free GPUs; any other job
+    // counts wholly free nodes, as if one block had to hold a part.
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
@@ -105,7 +101,7 @@ public:
         view.scope = "base block";
         view.unit = one_node ? "GPUs on one node" : "whole nodes";
         view.need = need;
-        // Like base blocks: read from the summaries, not a pass over the domains (explain's budget).
+        // Fast path for explain's budget: like base blocks are read from the summaries.
         if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
             return measure_summaries(state, view, one_node);
         const toolkit::request_units<State> units{state, req};
@@ -164,8 +160,8 @@ public:
         file_groups();
     }
 
-    // Refiles base block d under its new qualifying-node counts, moving
-    // only the counts that changed; its groups are filed when next read.
+    // Refiles base block d under its new qualifying-node counts (a bucket
+    // moves only when its count changed); its groups are filed when next read.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         TOPOBLOCK_ASSERT(d < state.topo().domain_count());
@@ -173,11 +169,21 @@ public:
         const bool open = state.domain_open(d) && state.domain(d).free_gpus != 0;
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
         const bool full = whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node == max_gpus_);
-        const bool was_full = full_blocks_.test(d);
-        if (full && !was_full) enter_full(d);
-        if (full) return;
-        full_blocks_.reset(d);
-        file_counts(state, d, open, whole, was_full);
+        if (full && full_blocks_.test(d)) return;
+        full_blocks_.assign(d, full);
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
+        const bool changed = counts[0] != whole;
+        const auto file = [&](std::uint32_t t, std::uint32_t count) {
+            counts[t] = count;
+            blocks_by_qualifying_[t].assign_nonzero(d, full ? 0 : count);  // full blocks: in full_blocks_ only
+        };
+        file(0, whole);
+        if (changed) mark_unfiled(d);  // after the count it reads
+        std::uint32_t at_least = 0;  // nodes with at least k unheld GPUs, for k from the most down
+        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
+            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+            file(k, at_least);
+        }
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
@@ -229,16 +235,14 @@ public:
     // GPU requests with segments have no Slurm counterpart here; a GPU job
     // larger than one node needs nodes of one size to count them in.
     bool supports(const request& req) const noexcept {
-        if (req.what != unit::gpus) return true;
-        return !req.segmented() && (uniform_gpus_ != 0 || req.count <= max_gpus_);
+        job j;
+        return describe_job(req, j);
     }
 
     // Levels as Slurm derives them (_read_topo_file): BlockSizes, or the
-    // defaults. Every one is kept, also those past the first level that
-    // spans every base block: block_record_validate cuts only the list of
-    // sizes it reports (effective_block_sizes), and _get_block_level reads
-    // the uncut levels, so a job there gets a group of that level (one
-    // group holding every block) and its level-LL limit.
+    // defaults. Levels past the first that spans every base block are kept:
+    // block_record_validate cuts only the sizes it reports, and
+    // _get_block_level reads the uncut levels.
     slurm_block_shape shape(const topology& topo) const noexcept {
         slurm_block_shape s;
         s.block_count = std::min(block_count_, topo.domain_count());
@@ -255,9 +259,8 @@ public:
         return s;
     }
 
-    // Empty when the settings suit `topo`, else what is wrong: a BlockSizes
-    // value that breaks block_size_error's rule, which shape() would leave
-    // out without a word.
+    // Empty when the settings suit `topo`, else the BlockSizes value that
+    // breaks block_size_error's rule (shape() would leave it out silently).
     std::string validate(const topology& topo) const {
         const slurm_block_shape s = shape(topo);
         if (s.base_nodes == 0) return {};
@@ -269,21 +272,17 @@ public:
     errc place(const State& state, const request& req, placement& out) const {
         TOPOBLOCK_ASSERT(attached_shape_ == shape(state.topo()));  // attached to this state
         job j;
-        if (!describe_job(state.topo(), req, j)) return errc::unsupported_request;
+        if (!describe_job(req, j)) return errc::unsupported_request;
         decision<State> d{state, req, j, attached_shape_, *this, out};
         const errc result = takes_first_node(req) ? d.first_free_node() : d.run();
-        // Slurm's job holds a set of nodes, listed in index order, whatever
-        // order _choose_best_bblock found them in.
+        // Slurm's job holds a set of nodes: index order, not the order chosen.
         if (result == errc::ok && j.nodes > 1) out.sort_by_node();
         return result;
     }
 
-    // Whether the request takes Slurm's one-node fast path (_select_nodes
-    // calls _get_one_res, not the topology plugin's eval_nodes, for a job
-    // whose max_nodes is 1): from 26.05, a request of one node. A GPU
-    // request sets no node limit (Slurm's max_nodes stays open without -N)
-    // and an exclusive one needs the block plugin's idle-block rule, so both
-    // keep the block rules.
+    // Whether the request takes Slurm's one-node path (_get_one_res, not
+    // eval_nodes, for max_nodes 1): from 26.05, a node request of one node.
+    // GPU requests set no node limit and exclusive ones need idle blocks.
     bool takes_first_node(const request& req) const noexcept {
         return version_ >= slurm_version::v26_05 && req.what == unit::nodes && req.count == 1 && !req.exclusive_domain;
     }
@@ -291,11 +290,9 @@ public:
 private:
     static constexpr std::uint32_t default_levels = 5;
 
-    // measure() on like base blocks, from the per-threshold buckets: a block
-    // holds a part when its count at the part's threshold reaches one node
-    // (GPU jobs of up to a node) or the nodes asked; full blocks hold any part
-    // a block can. O(keys x blocks / 64), plus a pass over the domains'
-    // counters when some node is not up.
+    // measure() on like base blocks from the per-threshold buckets: a block
+    // holds a part when its count at the part's threshold reaches one node or
+    // the nodes asked; full blocks hold any part a block can.
     template <class State>
     toolkit::capacity_view measure_summaries(const State& state, toolkit::capacity_view view, bool one_node) const {
         const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
@@ -345,9 +342,7 @@ private:
         std::uint32_t groups = 0;
         std::uint32_t per_ll = 0;     // base blocks per level-LL block
         std::uint32_t max_ll = 0;     // level-LL blocks the part may use
-        // The group is not exactly max_ll level-LL blocks: a group's capacity
-        // is its max_ll fullest level-LL blocks, not its free nodes.
-        bool limit_ll = false;
+        bool limit_ll = false;  // the group is not exactly max_ll level-LL blocks: it holds its max_ll fullest
         std::uint32_t group_level = npos32;  // npos32: no level is large enough, the cluster is one group
 
         static level_plan of(const slurm_block_shape& shape, std::uint32_t rem) noexcept {
@@ -378,18 +373,17 @@ private:
         std::uint32_t last_gpus = 0;  // GPUs the last node keeps for the job (0: the whole node)
     };
 
-    // Node requests as they are; a GPU request that fits one node picks one
-    // node that has the GPUs free (cons_tres shares nodes between GPU jobs);
-    // a larger one takes ceil(N / G) wholly free nodes and only the GPUs it
-    // asked for on the last.
-    static bool describe_job(const topology& topo, const request& req, job& j) {
+    // Node requests as they are; a GPU request that fits one node takes one
+    // node with the GPUs free (cons_tres shares nodes); a larger one takes
+    // ceil(N / G) wholly free nodes and only the GPUs it asked for on the last.
+    bool describe_job(const request& req, job& j) const noexcept {
         if (req.what == unit::nodes) {
             j = {req.count, req.part_size(), 0, true, 0};
             return true;
         }
         if (req.segmented()) return false;
-        const std::uint32_t g = topo.uniform_gpus_per_node();
-        if (req.count <= topo.max_gpus_per_node() && (g == 0 || req.count <= g)) {
+        const std::uint32_t g = uniform_gpus_;
+        if (req.count <= max_gpus_ && (g == 0 || req.count <= g)) {
             j = {1, 1, req.count, req.whole_nodes, 0};
             return true;
         }
@@ -429,10 +423,9 @@ private:
                 n += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             return n;
         }
-        // Adds the qualifying nodes of domain d in index order, skipping the
-        // first `skip`, until `rem` are taken; returns how many it took. A
-        // whole-node job takes the wholly free nodes a run at a time; any
-        // other job is one node, the first with min_gpus unheld GPUs.
+        // Adds the qualifying nodes of domain d in index order, past the first
+        // `skip`, until `rem` are taken (wholly free nodes a run at a time; else
+        // one node with min_gpus unheld GPUs); returns how many it took.
         std::uint32_t take_nodes(domain_id d, std::uint32_t skip, std::uint32_t rem) const {
             if (!units.allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
@@ -471,11 +464,9 @@ private:
             return added;
         }
 
-        // The part's `rem` nodes from the last blocks of a group of full
-        // blocks ending at `end`: Slurm takes them from the last down, so the
-        // lowest gives its first nodes and holds the job's last node, which
-        // may take fewer GPUs. The blocks above the lowest are one run, as
-        // domains number their nodes one after another.
+        // The part's `rem` nodes from the last full blocks before `end`, as
+        // Slurm takes them (the last down): the lowest gives its first nodes,
+        // the job's last node among them; the blocks above it are one run.
         void take_last_full_blocks(domain_id end, std::uint32_t rem) const {
             const std::uint32_t blocks = ceil_div(rem, self.full_nodes_);
             const domain_shape lowest = state.topo().shape(end - blocks);
@@ -494,11 +485,8 @@ private:
                                                                                : errc::insufficient_free;
         }
 
-        // _get_one_res with every node of equal weight: the first node in node
-        // order (base blocks first, then the nodes outside them) that is up
-        // and wholly free in an open domain. The lowest base block with one
-        // is the lower of the lowest full block and the lowest filed under a
-        // free-node count of 1 or more.
+        // _get_one_res with equal node weights: the first wholly free node of
+        // an open domain in node order (base blocks first, then the rest).
         errc first_free_node() {
             const std::size_t full = self.full_blocks_.find_first();
             std::uint32_t b = self.blocks_by_qualifying_[0].first_in_keys(1, self.full_nodes_);
@@ -530,10 +518,9 @@ private:
             return errc::ok;
         }
 
-        // place_part's choice from the summaries, for one part, not
-        // exclusive, whose group is exactly max_ll level-LL blocks (so a group
-        // qualifies by its free nodes alone): a bucket lookup for the group,
-        // then only its base blocks. Nothing when the request needs the scan.
+        // Fast path of place_part for one part, not exclusive, whose group is
+        // exactly max_ll level-LL blocks (a group qualifies by its free nodes):
+        // a bucket lookup, then its blocks. Nothing when the scan is needed.
         std::optional<errc> run_indexed() {
             if (req.exclusive_domain || j.nodes != j.part) return std::nullopt;
             const std::uint32_t t = j.whole ? 0 : j.min_gpus;  // the threshold the job's nodes meet
@@ -568,14 +555,10 @@ private:
 
         // Nodes outside every block, lowest index first.
         errc outside() {
-            const topology& topo = state.topo();
             std::uint32_t missing = j.nodes;
-            std::uint64_t usable = 0;
-            for (domain_id d = shape.block_count; d < topo.domain_count(); ++d) usable += usable_in(d);
-            if (usable < j.nodes) return shortfall();
-            for (domain_id d = shape.block_count; d < topo.domain_count() && missing > 0; ++d)
+            for (domain_id d = shape.block_count; d < state.topo().domain_count() && missing > 0; ++d)
                 missing -= take_nodes(d, 0, missing);
-            return errc::ok;
+            return missing == 0 ? errc::ok : shortfall();
         }
 
         // Slurm's _partial_bblock_segments: segments that base blocks holding
@@ -589,20 +572,15 @@ private:
         // One part (a segment, or the whole job) of j.part nodes.
         bool place_part(bool first, std::uint32_t segments, bool spread) {
             const std::uint32_t blocks = shape.block_count;
-            const std::uint32_t rem = j.part;
             for (domain_id b = 0; b < blocks; ++b) {
                 counts[b] = closed[b] != 0 ? 0 : usable_in(b) - taken[b];
                 required[b] = 0;
             }
-            const level_plan plan = level_plan::of(shape, rem);
-            const std::uint32_t ll = plan.ll, per_group = plan.per_group, groups = plan.groups, per_ll = plan.per_ll;
-            const std::uint32_t max_ll = plan.max_ll;
-            const bool limit_ll = plan.limit_ll;
-            const std::uint32_t ll_count = ceil_div(blocks, per_ll);
+            const level_plan plan = level_plan::of(shape, j.part);
+            const std::uint32_t per_group = plan.per_group, per_ll = plan.per_ll, ll_count = ceil_div(blocks, per_ll);
 
             if (spread && first) {
-                // The spread check: an upper bound of the segments base blocks
-                // can hold, each segment in blocks of its own.
+                // An upper bound of the segments the blocks hold, each in blocks of its own.
                 std::uint32_t fit = 0, sum = 0, count = 0, largest = 0, group = npos32;
                 for (domain_id b = 0; b < blocks; ++b) {
                     if (counts[b] == 0) continue;
@@ -624,26 +602,24 @@ private:
             }
 
             ll_sums.assign(ll_count, 0);
-            for (domain_id b = 0; b < blocks; ++b) ll_sums[b >> ll] += counts[b];
+            for (domain_id b = 0; b < blocks; ++b) ll_sums[b >> plan.ll] += counts[b];
             std::uint32_t best = npos32, best_nodes = 0, estimate = 0;
-            for (std::uint32_t g = 0; g < groups; ++g) {
+            for (std::uint32_t g = 0; g < plan.groups; ++g) {
                 const std::uint32_t begin = g * per_group, end = std::min(begin + per_group, blocks);
                 std::uint32_t nodes = 0;
                 for (domain_id b = begin; b < end; ++b) nodes += counts[b];
                 std::uint32_t usable = nodes;
-                if (limit_ll) {
-                    // The most nodes max_ll level-LL blocks of the group hold.
-                    // Slurm counts per_group / per_ll of them (rounded down),
-                    // which leaves out a partial last one when the group is
-                    // the whole cluster.
+                if (plan.limit_ll) {
+                    // The most nodes max_ll level-LL blocks of the group hold, of
+                    // per_group / per_ll (rounded down, as Slurm) level-LL blocks.
                     const std::uint32_t offset = g * (per_group / per_ll);
                     const std::uint32_t n = std::min(per_group / per_ll, ll_count - offset);
                     sorted.assign(ll_sums.begin() + offset, ll_sums.begin() + offset + n);
                     std::sort(sorted.begin(), sorted.end(), std::greater<>());
                     usable = 0;
-                    for (std::uint32_t i = 0; i < std::min(max_ll, n); ++i) usable += sorted[i];
+                    for (std::uint32_t i = 0; i < std::min(plan.max_ll, n); ++i) usable += sorted[i];
                 }
-                if (usable < rem || nodes == 0) continue;
+                if (usable < j.part || nodes == 0) continue;
                 if (first && segments > 1) estimate += spread ? std::min(nodes / j.part, per_group) : nodes / j.part;
                 if (best == npos32 || nodes <= best_nodes) {
                     best = g;
@@ -654,7 +630,7 @@ private:
             if (first && segments > 1 && estimate < segments) return false;
 
             const std::uint32_t begin = best * per_group;
-            return take_from_group(begin, std::min(begin + per_group, blocks), rem, plan);
+            return take_from_group(begin, std::min(begin + per_group, blocks), j.part, plan);
         }
 
         // Takes `rem` nodes from the base blocks [begin, end) of the chosen
@@ -667,12 +643,11 @@ private:
                 stalled = rem;
                 pick p;
                 for (domain_id b = begin; b < end; ++b)
-                    if (required[b] == 0) choose(p, b, rem, plan.ll, plan.limit_ll, end);
+                    if (required[b] == 0) choose(p, b, rem, plan, end);
                 if (p.block == npos32) break;
                 if (max_ll == 0 && !p.same_ll) break;
                 required[p.block] = 1;
-                // A block of an earlier spread segment counts as empty: it
-                // may be chosen, but it gives no node.
+                // A block of an earlier spread segment may be chosen but gives no node.
                 if (closed[p.block] == 0) {
                     const std::uint32_t got = take_nodes(p.block, taken[p.block], rem);
                     taken[p.block] += got;
@@ -695,15 +670,15 @@ private:
         // rest alone and has the fewest nodes (else the most), then a base
         // block that holds the rest alone with the fewest nodes, else the one
         // with the most; ties go to the later block.
-        void choose(pick& p, std::uint32_t b, std::uint32_t rem, std::uint32_t ll, bool limit_ll,
-                    std::uint32_t end) const {
+        void choose(pick& p, std::uint32_t b, std::uint32_t rem, const level_plan& plan, std::uint32_t end) const {
+            const std::uint32_t ll = plan.ll;
             const bool fit = counts[b] >= rem;
             const auto take = [&](bool same) {
                 p.block = b;
                 p.fit = fit;
                 p.same_ll = same;
             };
-            if (limit_ll && (p.block == npos32 || (p.block >> ll) != (b >> ll))) {
+            if (plan.limit_ll && (p.block == npos32 || (p.block >> ll) != (b >> ll))) {
                 bool same = false;
                 const std::uint32_t first = (b >> ll) << ll;
                 for (std::uint32_t k = first; k < end && k < first + (std::uint32_t{1} << ll) && !same; ++k)
@@ -737,9 +712,8 @@ private:
     mutable std::vector<std::uint32_t> counts_, taken_, ll_sums_, sorted_;
     mutable std::vector<std::uint8_t> closed_, required_;
 
-    // ---- the summaries attach() builds ----
-    // Threshold t of a node: t = 0, wholly free; t = k > 0, at least k
-    // unheld GPUs; both only for up nodes of open base blocks.
+    // The summaries attach() builds. A node meets threshold 0 when wholly
+    // free, k > 0 with at least k unheld GPUs; up nodes of open blocks only.
     struct group_summary {
         std::vector<std::uint32_t> free_nodes;  // per group; empty: level not enabled
         bucket_index by_free_nodes;             // groups by free nodes, when more than 64
@@ -751,14 +725,12 @@ private:
     std::uint32_t whole_min_gpus_ = npos32;      // the fewest GPUs per node of a non-empty base block
     std::vector<std::uint32_t> qualifying_;      // nodes meeting threshold t: [block * thresholds_ + t]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count, but for full_blocks_
-    // Base blocks of the most nodes, each of the most GPUs, all up and
-    // wholly free (full_nodes_ at every threshold) are filed here only, so
-    // that the whole blocks a multi-block job takes and gives back move no bucket.
+    // Full base blocks (the most nodes, each of the most GPUs, all wholly free)
+    // are filed here only: whole blocks taken and given back move no bucket.
     indexed_bitset full_blocks_;
     std::uint32_t full_nodes_ = 0;            // the most nodes a domain has
-    // Groups are filed when a decision reads them: most jobs fit one base
-    // block and never read them, and a job placed and released in between
-    // moves no group.
+    // Groups are filed when a decision reads them: most jobs never do, and a
+    // job placed and released in between moves no group.
     static constexpr std::size_t unfiled_limit = 64;
     mutable std::vector<group_summary> groups_;         // [level], levels 1 and up
     mutable std::vector<std::uint32_t> grouped_whole_;  // [block]: the wholly free nodes its groups count
@@ -767,37 +739,6 @@ private:
     mutable std::vector<domain_id> unfiled_blocks_;
     mutable std::size_t unfiled_count_ = 0;
 
-    // Block d, not in full_blocks_, is full now.
-    void enter_full(domain_id d) {
-        full_blocks_.set(d);
-        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
-        const bool changed = counts[0] != full_nodes_;
-        for (std::uint32_t t = 0; t < thresholds_; ++t) {
-            if (counts[t] != 0) blocks_by_qualifying_[t].remove(d);  // a count of 0 is filed nowhere
-            counts[t] = full_nodes_;
-        }
-        if (changed) mark_unfiled(d);
-    }
-    // Files block d (not full) under its counts; one that was full is filed
-    // nowhere, so each of its counts is filed even where it stayed.
-    template <class State>
-    void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool was_full) {
-        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
-        const bool changed = counts[0] != whole;
-        const auto file = [&](std::uint32_t t, std::uint32_t count) {
-            if (counts[t] == count && !was_full) return;
-            counts[t] = count;
-            if (!was_full || count != 0) blocks_by_qualifying_[t].assign_nonzero(d, count);  // 0: filed nowhere
-        };
-        file(0, whole);
-        if (changed) mark_unfiled(d);  // after the count it reads
-        // Nodes with at least k unheld GPUs, for k from the most down.
-        std::uint32_t at_least = 0;
-        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
-            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
-            file(k, at_least);
-        }
-    }
     // Block d's wholly free nodes changed: its groups are filed at the next
     // read, or once unfiled_limit blocks wait (no decision pays for a long run).
     void mark_unfiled(domain_id d) {
