@@ -160,8 +160,8 @@ public:
         file_groups();
     }
 
-    // Refiles base block d under its new qualifying-node counts (a bucket
-    // moves only when its count changed); its groups are filed when next read.
+    // Refiles base block d under its new qualifying-node counts, moving
+    // only the counts that changed; its groups are filed when next read.
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         TOPOBLOCK_ASSERT(d < state.topo().domain_count());
@@ -169,21 +169,17 @@ public:
         const bool open = state.domain_open(d) && state.domain(d).free_gpus != 0;
         const std::uint32_t whole = open ? state.domain(d).free_nodes : 0;
         const bool full = whole == full_nodes_ && (uniform_gpus_ != 0 || state.topo().shape(d).gpus_per_node == max_gpus_);
-        if (full && full_blocks_.test(d)) return;
-        full_blocks_.assign(d, full);
-        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
-        const bool changed = counts[0] != whole;
-        const auto file = [&](std::uint32_t t, std::uint32_t count) {
-            counts[t] = count;
-            blocks_by_qualifying_[t].assign_nonzero(d, full ? 0 : count);  // full blocks: in full_blocks_ only
-        };
-        file(0, whole);
-        if (changed) mark_unfiled(d);  // after the count it reads
-        std::uint32_t at_least = 0;  // nodes with at least k unheld GPUs, for k from the most down
-        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
-            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
-            file(k, at_least);
+        if (full_blocks_.test(d)) {
+            if (full) return;
+            full_blocks_.reset(d);
+            if (!open) {  // fast path: taken whole, as a multi-block job takes it, it is filed nowhere still
+                std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
+                return mark_unfiled(d);
+            }
+            return file_counts(state, d, open, whole, true);
         }
+        if (full) return enter_full(d);
+        file_counts(state, d, open, whole, false);
     }
 
     // Heap bytes of what the policy keeps besides the state (its indexes and
@@ -235,8 +231,8 @@ public:
     // GPU requests with segments have no Slurm counterpart here; a GPU job
     // larger than one node needs nodes of one size to count them in.
     bool supports(const request& req) const noexcept {
-        job j;
-        return describe_job(req, j);
+        if (req.what != unit::gpus) return true;
+        return !req.segmented() && (uniform_gpus_ != 0 || req.count <= max_gpus_);
     }
 
     // Levels as Slurm derives them (_read_topo_file): BlockSizes, or the
@@ -377,17 +373,16 @@ private:
     // node with the GPUs free (cons_tres shares nodes); a larger one takes
     // ceil(N / G) wholly free nodes and only the GPUs it asked for on the last.
     bool describe_job(const request& req, job& j) const noexcept {
+        if (!supports(req)) return false;
         if (req.what == unit::nodes) {
             j = {req.count, req.part_size(), 0, true, 0};
             return true;
         }
-        if (req.segmented()) return false;
-        const std::uint32_t g = uniform_gpus_;
-        if (req.count <= max_gpus_ && (g == 0 || req.count <= g)) {
+        if (req.count <= max_gpus_) {  // with nodes of one size, uniform_gpus_ == max_gpus_
             j = {1, 1, req.count, req.whole_nodes, 0};
             return true;
         }
-        if (g == 0) return false;
+        const std::uint32_t g = uniform_gpus_;
         const std::uint32_t nodes = (req.count + g - 1) / g;
         const std::uint32_t rest = req.count - (nodes - 1) * g;
         j = {nodes, nodes, 0, true, req.whole_nodes || rest == g ? 0 : rest};
@@ -492,7 +487,8 @@ private:
             std::uint32_t b = self.blocks_by_qualifying_[0].first_in_keys(1, self.full_nodes_);
             if (full < self.full_blocks_.size()) b = std::min(b, static_cast<std::uint32_t>(full));
             if (b == npos32) return outside();
-            take_nodes(b, 0, 1);
+            const domain_shape info = state.topo().shape(b);
+            out.add(static_cast<node_id>(info.first_node + state.free_nodes_in(b).find_first()), full_gpu_mask(info.gpus_per_node));
             return errc::ok;
         }
 
@@ -643,7 +639,7 @@ private:
                 stalled = rem;
                 pick p;
                 for (domain_id b = begin; b < end; ++b)
-                    if (required[b] == 0) choose(p, b, rem, plan, end);
+                    if (required[b] == 0) choose(p, b, rem, plan.ll, plan.limit_ll, end);
                 if (p.block == npos32) break;
                 if (max_ll == 0 && !p.same_ll) break;
                 required[p.block] = 1;
@@ -670,15 +666,15 @@ private:
         // rest alone and has the fewest nodes (else the most), then a base
         // block that holds the rest alone with the fewest nodes, else the one
         // with the most; ties go to the later block.
-        void choose(pick& p, std::uint32_t b, std::uint32_t rem, const level_plan& plan, std::uint32_t end) const {
-            const std::uint32_t ll = plan.ll;
+        void choose(pick& p, std::uint32_t b, std::uint32_t rem, std::uint32_t ll, bool limit_ll,
+                    std::uint32_t end) const {
             const bool fit = counts[b] >= rem;
             const auto take = [&](bool same) {
                 p.block = b;
                 p.fit = fit;
                 p.same_ll = same;
             };
-            if (plan.limit_ll && (p.block == npos32 || (p.block >> ll) != (b >> ll))) {
+            if (limit_ll && (p.block == npos32 || (p.block >> ll) != (b >> ll))) {
                 bool same = false;
                 const std::uint32_t first = (b >> ll) << ll;
                 for (std::uint32_t k = first; k < end && k < first + (std::uint32_t{1} << ll) && !same; ++k)
@@ -739,6 +735,36 @@ private:
     mutable std::vector<domain_id> unfiled_blocks_;
     mutable std::size_t unfiled_count_ = 0;
 
+    // Block d, not in full_blocks_, is full now: filed in no bucket.
+    void enter_full(domain_id d) {
+        full_blocks_.set(d);
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
+        const bool changed = counts[0] != full_nodes_;
+        for (std::uint32_t t = 0; t < thresholds_; ++t) {
+            if (counts[t] != 0) blocks_by_qualifying_[t].remove(d);  // a count of 0 is filed nowhere
+            counts[t] = full_nodes_;
+        }
+        if (changed) mark_unfiled(d);
+    }
+    // Files block d (not full) under its counts, moving only the buckets whose
+    // count changed; one that was full is filed nowhere, so every nonzero count is filed.
+    template <class State>
+    void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool was_full) {
+        std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
+        const bool changed = counts[0] != whole;
+        const auto file = [&](std::uint32_t t, std::uint32_t count) {
+            if (counts[t] == count && !was_full) return;
+            counts[t] = count;
+            if (!was_full || count != 0) blocks_by_qualifying_[t].assign_nonzero(d, count);  // 0: filed nowhere
+        };
+        file(0, whole);
+        if (changed) mark_unfiled(d);  // after the count it reads
+        std::uint32_t at_least = 0;  // nodes with at least k unheld GPUs, for k from the most down
+        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
+            if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
+            file(k, at_least);
+        }
+    }
     // Block d's wholly free nodes changed: its groups are filed at the next
     // read, or once unfiled_limit blocks wait (no decision pays for a long run).
     void mark_unfiled(domain_id d) {
