@@ -95,7 +95,7 @@ public:
         const topology& topo = state.topo();
         const std::uint64_t part = req.part_size();
         const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node();
-        const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
+        const std::uint64_t g = topo.max_gpus_per_node();  // the nodes' GPUs when uniform
         const std::uint64_t need = one_node || req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
         toolkit::capacity_view view;
         view.scope = "base block";
@@ -137,9 +137,9 @@ public:
         whole_min_gpus_ = npos32;
         for (domain_id b = 0; b < blocks; ++b)
             if (topo.domain(b).node_count != 0) whole_min_gpus_ = std::min(whole_min_gpus_, topo.domain(b).gpus_per_node);
-        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
-        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
         full_nodes_ = topo.max_domain_nodes();
+        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
+        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, full_nodes_));
         full_blocks_ = indexed_bitset(blocks);
         groups_.assign(max_level + 1, group_summary{});
         grouped_whole_.assign(blocks, 0);
@@ -154,7 +154,7 @@ public:
             // Up to 64 groups are scanned: a bucket index keyed by up to a
             // whole cluster's nodes would cost megabytes for a handful.
             if (g.free_nodes.size() > 64)
-                g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * topo.max_domain_nodes());
+                g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * full_nodes_);
         }
         for (domain_id b = 0; b < blocks; ++b) on_domain_change(state, b);
         file_groups();
@@ -199,7 +199,6 @@ public:
     std::string check(const State& state) const {
         const topology& topo = state.topo();
         slurm_block fresh(base_nodes_, block_sizes_, block_count_);
-        fresh.set_version(version_);
         fresh.attach(state);
         if (!(fresh.attached_shape_ == attached_shape_) || fresh.thresholds_ != thresholds_ ||
             fresh.qualifying_.size() != qualifying_.size())
