@@ -74,9 +74,8 @@ public:
     void set_version(slurm_version v) noexcept { version_ = v; }
     slurm_version version() const noexcept { return version_; }
 
-    // The BlockSizes rule, for the policy and the Slurm file readers alike:
-    // each size is `base` nodes times 2^k, k <= max_level. Empty when every
-    // one keeps it, else what the first that does not is.
+    // The BlockSizes rule (policy and Slurm file readers alike): each size is
+    // `base` nodes times 2^k, k <= max_level. Empty, or what the first breaking it is.
     static std::string block_size_error(std::uint32_t base, std::span<const std::uint32_t> sizes) {
         for (std::uint32_t size : sizes)
             if (level_of(size, base) == npos32)
@@ -182,8 +181,7 @@ public:
         file_counts(state, d, open, whole, false);
     }
 
-    // Heap bytes of what the policy keeps besides the state (its indexes and
-    // scratch): the memory benchmark adds them to the state's.
+    // Heap bytes of the policy's indexes and scratch (the memory benchmark adds the state's).
     std::size_t memory_bytes() const noexcept {
         std::size_t total = heap_bytes(block_sizes_) + heap_bytes(counts_) + heap_bytes(taken_) + heap_bytes(ll_sums_) +
                             heap_bytes(sorted_) + heap_bytes(closed_) + heap_bytes(required_) + heap_bytes(qualifying_) +
@@ -412,8 +410,7 @@ private:
         std::vector<std::uint32_t>& sorted = self.sorted_;
         const toolkit::request_units<State> units{state, req};
 
-        // Qualifying nodes of domain d: wholly free ones from its counter,
-        // else up nodes by unheld GPUs, O(GPUs per node) set counts.
+        // Qualifying nodes of domain d: wholly free ones, else up nodes by unheld GPUs.
         std::uint32_t usable_in(domain_id d) const noexcept {
             if (!units.allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
@@ -506,8 +503,7 @@ private:
             required.assign(blocks, 0);
             std::uint64_t in_blocks = 0;
             for (domain_id b = 0; b < blocks; ++b) in_blocks += usable_in(b);
-            // topology_p_eval_nodes: without a usable base-block node Slurm
-            // selects without the block logic, from the other nodes.
+            // topology_p_eval_nodes: without a usable base-block node, the other nodes serve.
             if (in_blocks == 0) return outside();
             const std::uint32_t segments = j.nodes / j.part;
             const bool spread = req.spread_segments && segments > 1;
@@ -634,9 +630,8 @@ private:
             return take_from_group(begin, std::min(begin + per_group, blocks), j.part, plan);
         }
 
-        // Takes `rem` nodes from the base blocks [begin, end) of the chosen
-        // group, one base block at a time as _choose_best_bblock orders them.
-        // counts, taken, closed and required must be current for those blocks.
+        // Takes `rem` nodes from the base blocks [begin, end) of the chosen group in
+        // _choose_best_bblock's order; counts, taken, closed and required are current there.
         bool take_from_group(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, const level_plan& plan) {
             std::uint32_t max_ll = plan.max_ll;
             std::uint32_t stalled = rem + 1;
