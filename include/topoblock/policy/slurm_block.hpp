@@ -38,32 +38,15 @@ struct slurm_block_shape {
 
 // Slurm's topology/block node selection (eval_nodes_block.c) for whole-node
 // jobs, as of a chosen Slurm version (set_version; the newest by default);
-// docs/slurm-block.md states every rule, where Slurm's code differs from a
-// plain reading, how GPU requests are treated and what differs by version.
-// - From 26.05, a job of one node (nodes=1, not exclusive) skips the block
-//   rules: it takes the first wholly free node in node order (cons_tres's
-//   _get_one_res with equal node weights), a few word scans of the
-//   summaries below.
-// - A job of N nodes uses the smallest enabled level of at least N nodes (none:
-//   the whole cluster is one group) and, with LL the largest enabled level
-//   below it, at most ceil(N / (2^LL * S)) level-LL blocks.
-// - The group (2^k consecutive base blocks) with the fewest usable free nodes
-//   among those that can hold the job wins, the later one on ties; inside it
-//   base blocks are taken one at a time by Slurm's _choose_best_bblock, and
-//   the free nodes of a base block in index order.
-// - Segments are placed in turn; exclusive jobs take only idle base blocks.
-// - Nodes outside every block serve a job only when no base-block node can.
-// Cost: a change refiles one base block, O(G + levels). A one-part,
-// non-exclusive job whose group is exactly max_ll level-LL blocks (with the
-// default levels every job up to 16 base blocks) is a bucket lookup for its
-// group plus its blocks, O(blocks per group x log + nodes taken); every
-// other job scans every base block, O(base blocks + nodes examined).
-// Decisions reuse scratch arrays (no allocation once warm), so one policy
-// object is no more shareable between threads than its allocator.
+// docs/slurm-block.md states every rule, how GPU requests are treated, what
+// differs by version and what each decision costs. A one-part, non-exclusive
+// job whose group is exactly max_ll level-LL blocks is a bucket lookup for
+// its group plus its blocks; every other job scans every base block.
+// Decisions reuse scratch arrays, so one policy object is no more shareable
+// between threads than its allocator.
 class slurm_block {
 public:
-    // Slurm keeps block levels in a 16-bit map: the largest level is 2^15
-    // base blocks (block_record.c, "block_level > 15").
+    // The largest level, 2^15 base blocks: Slurm keeps levels in a 16-bit map (block_record.c).
     static constexpr std::uint32_t max_level = 15;
 
     // Defaults for a topology that did not come from a Slurm file: S is the
@@ -76,9 +59,8 @@ public:
     slurm_block(std::uint32_t base_nodes, std::vector<std::uint32_t> block_sizes,
                 std::uint32_t block_count = npos32)
         : base_nodes_(base_nodes), block_sizes_(std::move(block_sizes)), block_count_(block_count) {}
-    // From the plain settings a Slurm file gives (io::slurm_block_settings,
-    // or any type with those members): the io layer reads them without
-    // knowing the policy, and the policy takes them without knowing io.
+    // From the settings a Slurm file gives (io::slurm_block_settings, or any
+    // type with those members), so that neither io nor the policy knows the other.
     template <class Settings>
         requires requires(const Settings& s) {
             { s.base_nodes } -> std::convertible_to<std::uint32_t>;
@@ -92,9 +74,8 @@ public:
     void set_version(slurm_version v) noexcept { version_ = v; }
     slurm_version version() const noexcept { return version_; }
 
-    // The BlockSizes rule, for the policy and the Slurm file readers alike:
-    // each size is `base` nodes times 2^k, k <= max_level. Empty when every
-    // one keeps it, else what the first that does not is.
+    // The BlockSizes rule (policy and Slurm file readers alike): each size is
+    // `base` nodes times 2^k, k <= max_level. Empty, or what the first breaking it is.
     static std::string block_size_error(std::uint32_t base, std::span<const std::uint32_t> sizes) {
         for (std::uint32_t size : sizes)
             if (level_of(size, base) == npos32)
@@ -106,98 +87,41 @@ public:
     std::string_view name() const noexcept { return "slurm-block"; }
 
     // explain()'s numbers, per base block (a domain): a GPU job of up to a
-    // node's GPUs needs one node with as many usable free GPUs (`most`: the
-    // most on one node of the block); any other job counts wholly free nodes
-    // (a job of more nodes than a base block counts as one block would have
-    // to hold it, though the block rules spread it over a group of base
-    // blocks). O(domains x GPUs per node).
+    // node's GPUs needs one node with as many usable free GPUs; any other job
+    // counts wholly free nodes, as if one block had to hold a part.
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
+        // Fast path for explain's budget: like base blocks are read from the summaries.
         if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
-            return measure_like_blocks(state, req);
-        const toolkit::request_units<State> units{state, req};
+            return measure_summaries(state, req);
+        const std::uint64_t part = req.part_size();
+        const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node();
+        const std::uint64_t g = topo.max_gpus_per_node();  // the nodes' GPUs when uniform
+        const std::uint64_t need = one_node || req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
         toolkit::capacity_view view;
         view.scope = "base block";
-        const std::uint64_t part = req.part_size();
-        if (req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node()) {
-            view.unit = "GPUs on one node";
-            view.need = part;
-            return toolkit::scan_domains(state, view, [&](domain_id d) {
-                const auto& c = state.domain(d);
-                const std::uint32_t g = topo.shape(d).gpus_per_node;
-                toolkit::scope_offer o;
-                if (units.allowed(d)) {
-                    o.free = c.free_gpus;
-                    for (std::uint32_t k = g; k > 0 && o.most == 0; --k)
-                        if (state.nodes_with_unheld(d, k).any()) o.most = k;
-                    o.holds_now = o.most >= part;
-                }
-                o.holds_if_emptied = c.up_nodes != 0 && g >= part;
-                return o;
-            });
-        }
-        const std::uint64_t g = topo.uniform_gpus_per_node() != 0 ? topo.uniform_gpus_per_node() : topo.max_gpus_per_node();
-        const std::uint64_t nodes = req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
-        view.unit = "whole nodes";
-        view.need = nodes;
+        view.unit = one_node ? "GPUs on one node" : "whole nodes";
+        view.need = need;
+        const toolkit::request_units<State> units{state, req};
         return toolkit::scan_domains(state, view, [&](domain_id d) {
             const auto& c = state.domain(d);
+            const std::uint32_t gpus = topo.shape(d).gpus_per_node;
+            const bool allowed = units.allowed(d);
             toolkit::scope_offer o;
-            o.free = units.allowed(d) ? c.free_nodes : 0;
-            o.most = o.free;
-            o.holds_now = o.free >= nodes;
-            o.holds_if_emptied = c.up_nodes >= nodes;
+            if (!one_node) {
+                o.free = o.most = allowed ? c.free_nodes : 0;
+                o.holds_now = o.free >= need;
+                o.holds_if_emptied = c.up_nodes >= need;
+                return o;
+            }
+            o.free = allowed ? c.free_gpus : 0;
+            for (std::uint32_t k = gpus; allowed && k > 0 && o.most == 0; --k)
+                if (state.nodes_with_unheld(d, k).any()) o.most = k;
+            o.holds_now = allowed && o.most >= need;
+            o.holds_if_emptied = c.up_nodes != 0 && gpus >= need;
             return o;
         });
-    }
-
-    // measure() when every domain is a base block of the same nodes and the
-    // request is not exclusive, from the per-threshold buckets: a block
-    // holds a part when its count at the part's threshold reaches one node
-    // (GPU jobs of up to a node) or the nodes asked; wholly free blocks
-    // (filed apart) hold whatever a block can. O(keys x blocks / 64), plus
-    // a pass over the domains' counters when some node is not up.
-    template <class State>
-    toolkit::capacity_view measure_like_blocks(const State& state, const request& req) const {
-        const topology& topo = state.topo();
-        const std::uint32_t g = topo.uniform_gpus_per_node(), block_nodes = topo.max_domain_nodes();
-        const std::uint64_t part = req.part_size();
-        const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
-        toolkit::capacity_view view;
-        view.scope = "base block";
-        view.scopes = topo.domain_count();
-        view.wholly_free = full;
-        // Blocks filed under `t` with a count of at least `least`.
-        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
-            const bucket_index& index = blocks_by_qualifying_[t];
-            std::uint32_t n = 0;
-            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
-            return n;
-        };
-        if (req.what == unit::gpus && !req.whole_nodes && part <= g) {
-            view.unit = "GPUs on one node";
-            view.need = part;
-            view.free = state.available().gpus;
-            for (std::uint32_t k = g; k > 0 && view.most == 0; --k)
-                if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
-            view.holding_now = (part == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(part), 1)) + full;
-            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
-                state, g >= part, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
-            return view;
-        }
-        const std::uint64_t nodes = req.what == unit::nodes ? part : (part + g - 1) / g;
-        view.unit = "whole nodes";
-        view.need = nodes;
-        view.free = state.available().nodes;
-        const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
-        view.most = full != 0 ? block_nodes : top == npos32 ? 0 : top;
-        if (nodes <= block_nodes) {
-            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(nodes, 1))) + full;
-            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
-                state, true, [&](domain_id d) { return state.domain(d).up_nodes >= nodes; });
-        }
-        return view;
     }
 
     // Builds the summaries, which on_domain_change keeps in step.
@@ -212,9 +136,9 @@ public:
         whole_min_gpus_ = npos32;
         for (domain_id b = 0; b < blocks; ++b)
             if (topo.domain(b).node_count != 0) whole_min_gpus_ = std::min(whole_min_gpus_, topo.domain(b).gpus_per_node);
-        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
-        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, topo.max_domain_nodes()));
         full_nodes_ = topo.max_domain_nodes();
+        qualifying_.assign(std::size_t{blocks} * thresholds_, 0);
+        blocks_by_qualifying_.assign(thresholds_, bucket_index(blocks, full_nodes_));
         full_blocks_ = indexed_bitset(blocks);
         groups_.assign(max_level + 1, group_summary{});
         grouped_whole_.assign(blocks, 0);
@@ -229,7 +153,7 @@ public:
             // Up to 64 groups are scanned: a bucket index keyed by up to a
             // whole cluster's nodes would cost megabytes for a handful.
             if (g.free_nodes.size() > 64)
-                g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * topo.max_domain_nodes());
+                g.by_free_nodes = bucket_index(g.free_nodes.size(), std::min(per_group, blocks) * full_nodes_);
         }
         for (domain_id b = 0; b < blocks; ++b) on_domain_change(state, b);
         file_groups();
@@ -247,7 +171,7 @@ public:
         if (full_blocks_.test(d)) {
             if (full) return;
             full_blocks_.reset(d);
-            if (!open) {  // taken whole, as a multi-block job takes it
+            if (!open) {  // fast path: taken whole, as a multi-block job takes it, it is filed nowhere still
                 std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
                 return mark_unfiled(d);
             }
@@ -257,8 +181,7 @@ public:
         file_counts(state, d, open, whole, false);
     }
 
-    // Heap bytes of what the policy keeps besides the state (its indexes and
-    // scratch): the memory benchmark adds them to the state's.
+    // Heap bytes of the policy's indexes and scratch (the memory benchmark adds the state's).
     std::size_t memory_bytes() const noexcept {
         std::size_t total = heap_bytes(block_sizes_) + heap_bytes(counts_) + heap_bytes(taken_) + heap_bytes(ll_sums_) +
                             heap_bytes(sorted_) + heap_bytes(closed_) + heap_bytes(required_) + heap_bytes(qualifying_) +
@@ -274,7 +197,6 @@ public:
     std::string check(const State& state) const {
         const topology& topo = state.topo();
         slurm_block fresh(base_nodes_, block_sizes_, block_count_);
-        fresh.set_version(version_);
         fresh.attach(state);
         if (!(fresh.attached_shape_ == attached_shape_) || fresh.thresholds_ != thresholds_ ||
             fresh.qualifying_.size() != qualifying_.size())
@@ -311,11 +233,9 @@ public:
     }
 
     // Levels as Slurm derives them (_read_topo_file): BlockSizes, or the
-    // defaults. Every one is kept, also those past the first level that
-    // spans every base block: block_record_validate cuts only the list of
-    // sizes it reports (effective_block_sizes), and _get_block_level reads
-    // the uncut levels, so a job there gets a group of that level (one
-    // group holding every block) and its level-LL limit.
+    // defaults. Levels past the first that spans every base block are kept:
+    // block_record_validate cuts only the sizes it reports, and
+    // _get_block_level reads the uncut levels.
     slurm_block_shape shape(const topology& topo) const noexcept {
         slurm_block_shape s;
         s.block_count = std::min(block_count_, topo.domain_count());
@@ -332,9 +252,8 @@ public:
         return s;
     }
 
-    // Empty when the settings suit `topo`, else what is wrong: a BlockSizes
-    // value that breaks block_size_error's rule, which shape() would leave
-    // out without a word.
+    // Empty when the settings suit `topo`, else the BlockSizes value that
+    // breaks block_size_error's rule (shape() would leave it out silently).
     std::string validate(const topology& topo) const {
         const slurm_block_shape s = shape(topo);
         if (s.base_nodes == 0) return {};
@@ -345,23 +264,18 @@ public:
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {
         TOPOBLOCK_ASSERT(attached_shape_ == shape(state.topo()));  // attached to this state
-        if (takes_first_node(req)) return first_free_node(state, out);
         job j;
-        if (!describe_job(state.topo(), req, j)) return errc::unsupported_request;
+        if (!describe_job(req, j)) return errc::unsupported_request;
         decision<State> d{state, req, j, attached_shape_, *this, out};
-        const errc result = d.run();
-        // Slurm's job holds a set of nodes, listed in index order, whatever
-        // order _choose_best_bblock found them in.
+        const errc result = takes_first_node(req) ? d.first_free_node() : d.run();
+        // Slurm's job holds a set of nodes: index order, not the order chosen.
         if (result == errc::ok && j.nodes > 1) out.sort_by_node();
         return result;
     }
 
-    // Whether the request takes Slurm's one-node fast path (_select_nodes
-    // calls _get_one_res, not the topology plugin's eval_nodes, for a job
-    // whose max_nodes is 1): from 26.05, a request of one node. A GPU
-    // request sets no node limit (Slurm's max_nodes stays open without -N)
-    // and an exclusive one needs the block plugin's idle-block rule, so both
-    // keep the block rules.
+    // Whether the request takes Slurm's one-node path (_get_one_res, not
+    // eval_nodes, for max_nodes 1): from 26.05, a node request of one node.
+    // GPU requests set no node limit and exclusive ones need idle blocks.
     bool takes_first_node(const request& req) const noexcept {
         return version_ >= slurm_version::v26_05 && req.what == unit::nodes && req.count == 1 && !req.exclusive_domain;
     }
@@ -369,27 +283,46 @@ public:
 private:
     static constexpr std::uint32_t default_levels = 5;
 
-    // _get_one_res with every node of equal weight: the first node in node
-    // order (base blocks and the nodes outside them alike) that is up and
-    // wholly free in a domain no exclusive job holds. The base blocks come
-    // first in node order: the lowest with a wholly free node is the lower
-    // of the lowest full block and the lowest filed under a free-node count
-    // of 1 or more (a few word scans); the domains outside every block are
-    // read only when no block has one.
+    // measure() on like base blocks from the per-threshold buckets: a block
+    // holds a part when its count at the part's threshold reaches one node or
+    // the nodes asked; full blocks hold any part a block can.
     template <class State>
-    errc first_free_node(const State& state, placement& out) const {
-        const topology& topo = state.topo();
-        const std::size_t full = full_blocks_.find_first();
-        std::uint32_t d = blocks_by_qualifying_[0].first_in_keys(1, full_nodes_);
-        if (full < full_blocks_.size()) d = std::min(d, static_cast<std::uint32_t>(full));
-        for (domain_id o = attached_shape_.block_count; d == npos32 && o < topo.domain_count(); ++o)
-            if (state.domain(o).free_nodes != 0 && state.domain_open(o)) d = o;
-        // As the block rules answer: free nodes elsewhere are fragmentation.
-        if (d == npos32) return state.available().nodes != 0 ? errc::fragmented : errc::insufficient_free;
-        const domain_shape info = topo.shape(d);
-        const auto n = static_cast<node_id>(info.first_node + state.free_nodes_in(d).find_first());
-        out.add(n, full_gpu_mask(info.gpus_per_node));
-        return errc::ok;
+    toolkit::capacity_view measure_summaries(const State& state, const request& req) const {
+        const std::uint64_t part = req.part_size(), g = uniform_gpus_;
+        const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= g;
+        const std::uint64_t need = one_node || req.what == unit::nodes ? part : (part + g - 1) / g;
+        const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
+        toolkit::capacity_view view;
+        view.scope = "base block";
+        view.unit = one_node ? "GPUs on one node" : "whole nodes";
+        view.need = need;
+        view.scopes = state.topo().domain_count();
+        view.wholly_free = full;
+        // Blocks filed under `t` with a count of at least `least`.
+        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
+            const bucket_index& index = blocks_by_qualifying_[t];
+            std::uint32_t n = 0;
+            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
+            return n;
+        };
+        if (one_node) {
+            view.free = state.available().gpus;
+            for (std::uint32_t k = uniform_gpus_; k > 0 && view.most == 0; --k)
+                if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
+            view.holding_now = (need == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(need), 1)) + full;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, uniform_gpus_ >= need, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
+            return view;
+        }
+        view.free = state.available().nodes;
+        const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
+        view.most = full != 0 ? full_nodes_ : top == npos32 ? 0 : top;
+        if (need <= full_nodes_) {
+            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(need, 1))) + full;
+            view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
+                state, true, [&](domain_id d) { return state.domain(d).up_nodes >= need; });
+        }
+        return view;
     }
 
     static constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) noexcept { return (a + b - 1) / b; }
@@ -408,9 +341,7 @@ private:
         std::uint32_t groups = 0;
         std::uint32_t per_ll = 0;     // base blocks per level-LL block
         std::uint32_t max_ll = 0;     // level-LL blocks the part may use
-        // The group is not exactly max_ll level-LL blocks: a group's capacity
-        // is its max_ll fullest level-LL blocks, not its free nodes.
-        bool limit_ll = false;
+        bool limit_ll = false;  // the group is not exactly max_ll level-LL blocks: it holds its max_ll fullest
         std::uint32_t group_level = npos32;  // npos32: no level is large enough, the cluster is one group
 
         static level_plan of(const slurm_block_shape& shape, std::uint32_t rem) noexcept {
@@ -441,22 +372,20 @@ private:
         std::uint32_t last_gpus = 0;  // GPUs the last node keeps for the job (0: the whole node)
     };
 
-    // Node requests as they are; a GPU request that fits one node picks one
-    // node that has the GPUs free (cons_tres shares nodes between GPU jobs);
-    // a larger one takes ceil(N / G) wholly free nodes and only the GPUs it
-    // asked for on the last.
-    static bool describe_job(const topology& topo, const request& req, job& j) {
+    // Node requests as they are; a GPU request that fits one node takes one
+    // node with the GPUs free (cons_tres shares nodes); a larger one takes
+    // ceil(N / G) wholly free nodes and only the GPUs it asked for on the last.
+    bool describe_job(const request& req, job& j) const noexcept {
+        if (!supports(req)) return false;
         if (req.what == unit::nodes) {
             j = {req.count, req.part_size(), 0, true, 0};
             return true;
         }
-        if (req.segmented()) return false;
-        const std::uint32_t g = topo.uniform_gpus_per_node();
-        if (req.count <= topo.max_gpus_per_node() && (g == 0 || req.count <= g)) {
+        if (req.count <= max_gpus_) {  // with nodes of one size, uniform_gpus_ == max_gpus_
             j = {1, 1, req.count, req.whole_nodes, 0};
             return true;
         }
-        if (g == 0) return false;
+        const std::uint32_t g = uniform_gpus_;
         const std::uint32_t nodes = (req.count + g - 1) / g;
         const std::uint32_t rest = req.count - (nodes - 1) * g;
         j = {nodes, nodes, 0, true, req.whole_nodes || rest == g ? 0 : rest};
@@ -481,8 +410,7 @@ private:
         std::vector<std::uint32_t>& sorted = self.sorted_;
         const toolkit::request_units<State> units{state, req};
 
-        // Qualifying nodes of domain d: wholly free ones from its counter,
-        // else up nodes by unheld GPUs, O(GPUs per node) set counts.
+        // Qualifying nodes of domain d: wholly free ones, else up nodes by unheld GPUs.
         std::uint32_t usable_in(domain_id d) const noexcept {
             if (!units.allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
@@ -492,10 +420,9 @@ private:
                 n += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             return n;
         }
-        // Adds the qualifying nodes of domain d in index order, skipping the
-        // first `skip`, until `rem` are taken; returns how many it took. A
-        // whole-node job takes the wholly free nodes a run at a time; any
-        // other job is one node, the first with min_gpus unheld GPUs.
+        // Adds the qualifying nodes of domain d in index order, past the first
+        // `skip`, until `rem` are taken (wholly free nodes a run at a time; else
+        // one node with min_gpus unheld GPUs); returns how many it took.
         std::uint32_t take_nodes(domain_id d, std::uint32_t skip, std::uint32_t rem) const {
             if (!units.allowed(d)) return 0;
             const domain_shape info = state.topo().shape(d);
@@ -534,11 +461,9 @@ private:
             return added;
         }
 
-        // The part's `rem` nodes from the last blocks of a group of full
-        // blocks ending at `end`: Slurm takes them from the last down, so the
-        // lowest gives its first nodes and holds the job's last node, which
-        // may take fewer GPUs. The blocks above the lowest are one run, as
-        // domains number their nodes one after another.
+        // The part's `rem` nodes from the last full blocks before `end`, as
+        // Slurm takes them (the last down): the lowest gives its first nodes,
+        // the job's last node among them; the blocks above it are one run.
         void take_last_full_blocks(domain_id end, std::uint32_t rem) const {
             const std::uint32_t blocks = ceil_div(rem, self.full_nodes_);
             const domain_shape lowest = state.topo().shape(end - blocks);
@@ -557,6 +482,18 @@ private:
                                                                                : errc::insufficient_free;
         }
 
+        // _get_one_res with equal node weights: the first wholly free node of
+        // an open domain in node order (base blocks first, then the rest).
+        errc first_free_node() {
+            const std::size_t full = self.full_blocks_.find_first();
+            std::uint32_t b = self.blocks_by_qualifying_[0].first_in_keys(1, self.full_nodes_);
+            if (full < self.full_blocks_.size()) b = std::min(b, static_cast<std::uint32_t>(full));
+            if (b == npos32) return outside();
+            const domain_shape info = state.topo().shape(b);
+            out.add(static_cast<node_id>(info.first_node + state.free_nodes_in(b).find_first()), full_gpu_mask(info.gpus_per_node));
+            return errc::ok;
+        }
+
         errc run() {
             if (const std::optional<errc> indexed = run_indexed()) return *indexed;
             const std::uint32_t blocks = shape.block_count;
@@ -566,8 +503,7 @@ private:
             required.assign(blocks, 0);
             std::uint64_t in_blocks = 0;
             for (domain_id b = 0; b < blocks; ++b) in_blocks += usable_in(b);
-            // topology_p_eval_nodes: without a usable base-block node Slurm
-            // selects without the block logic, from the other nodes.
+            // topology_p_eval_nodes: without a usable base-block node, the other nodes serve.
             if (in_blocks == 0) return outside();
             const std::uint32_t segments = j.nodes / j.part;
             const bool spread = req.spread_segments && segments > 1;
@@ -579,10 +515,9 @@ private:
             return errc::ok;
         }
 
-        // place_part's choice from the summaries, for one part, not
-        // exclusive, whose group is exactly max_ll level-LL blocks (so a group
-        // qualifies by its free nodes alone): a bucket lookup for the group,
-        // then only its base blocks. Nothing when the request needs the scan.
+        // Fast path of place_part for one part, not exclusive, whose group is
+        // exactly max_ll level-LL blocks (a group qualifies by its free nodes):
+        // a bucket lookup, then its blocks. Nothing when the scan is needed.
         std::optional<errc> run_indexed() {
             if (req.exclusive_domain || j.nodes != j.part) return std::nullopt;
             const std::uint32_t t = j.whole ? 0 : j.min_gpus;  // the threshold the job's nodes meet
@@ -596,50 +531,31 @@ private:
             // One block per group: _choose_best_bblock's one candidate holds the part.
             if (plan.per_group == 1) return take_nodes(group, 0, j.part) == j.part ? errc::ok : shortfall();
             const std::uint32_t begin = group * plan.per_group, end = std::min(begin + plan.per_group, shape.block_count);
-            return take_by_count(begin, end, j.part, t) ? errc::ok : shortfall();
-        }
-
-        // take_from_group for a fresh group of exactly max_ll level-LL blocks,
-        // where _choose_best_bblock comes down to its last rule: blocks are
-        // taken most nodes first (the later among equals) until one holds the
-        // rest, then the one with the fewest that does. Counts of threshold t.
-        bool take_by_count(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, std::uint32_t t) {
             if (self.full_blocks_.count(begin, end - begin) == end - begin) {
-                // Every block full: most nodes first is the later first.
-                if (ceil_div(rem, self.full_nodes_) > end - begin) return false;
-                take_last_full_blocks(end, rem);
-                return true;
+                // Every block full (what a job of whole blocks finds): the last ones, as below.
+                if (ceil_div(j.part, self.full_nodes_) > end - begin) return shortfall();
+                take_last_full_blocks(end, j.part);
+                return errc::ok;
             }
-            if (counts.size() < end) counts.resize(shape.block_count);
-            for (domain_id b = begin; b < end; ++b) counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
-            sorted.clear();
-            for (domain_id b = end; b-- > begin;) sorted.push_back(b);
-            std::sort(sorted.begin(), sorted.end(),
-                      [&](std::uint32_t x, std::uint32_t y) { return counts[x] != counts[y] ? counts[x] > counts[y] : x > y; });
-            for (std::size_t i = 0; i < sorted.size(); ++i) {
-                if (counts[sorted[i]] >= rem) {
-                    std::size_t fewest = i;
-                    while (fewest + 1 < sorted.size() && counts[sorted[fewest + 1]] >= rem) ++fewest;
-                    while (fewest > i && counts[sorted[fewest - 1]] == counts[sorted[fewest]]) --fewest;
-                    return take_nodes(sorted[fewest], 0, rem) == rem;
-                }
-                const std::uint32_t got = take_nodes(sorted[i], 0, rem);
-                if (got == 0) return false;
-                rem -= got;
+            if (counts.size() < shape.block_count) {
+                counts.resize(shape.block_count);
+                taken.resize(shape.block_count);
+                closed.resize(shape.block_count);
+                required.resize(shape.block_count);
             }
-            return false;
+            for (domain_id b = begin; b < end; ++b) {
+                counts[b] = self.qualifying_[std::size_t{b} * self.thresholds_ + t];
+                taken[b] = closed[b] = required[b] = 0;
+            }
+            return take_from_group(begin, end, j.part, plan) ? errc::ok : shortfall();
         }
 
         // Nodes outside every block, lowest index first.
         errc outside() {
-            const topology& topo = state.topo();
             std::uint32_t missing = j.nodes;
-            std::uint64_t usable = 0;
-            for (domain_id d = shape.block_count; d < topo.domain_count(); ++d) usable += usable_in(d);
-            if (usable < j.nodes) return shortfall();
-            for (domain_id d = shape.block_count; d < topo.domain_count() && missing > 0; ++d)
+            for (domain_id d = shape.block_count; d < state.topo().domain_count() && missing > 0; ++d)
                 missing -= take_nodes(d, 0, missing);
-            return errc::ok;
+            return missing == 0 ? errc::ok : shortfall();
         }
 
         // Slurm's _partial_bblock_segments: segments that base blocks holding
@@ -653,20 +569,15 @@ private:
         // One part (a segment, or the whole job) of j.part nodes.
         bool place_part(bool first, std::uint32_t segments, bool spread) {
             const std::uint32_t blocks = shape.block_count;
-            const std::uint32_t rem = j.part;
             for (domain_id b = 0; b < blocks; ++b) {
                 counts[b] = closed[b] != 0 ? 0 : usable_in(b) - taken[b];
                 required[b] = 0;
             }
-            const level_plan plan = level_plan::of(shape, rem);
-            const std::uint32_t ll = plan.ll, per_group = plan.per_group, groups = plan.groups, per_ll = plan.per_ll;
-            const std::uint32_t max_ll = plan.max_ll;
-            const bool limit_ll = plan.limit_ll;
-            const std::uint32_t ll_count = ceil_div(blocks, per_ll);
+            const level_plan plan = level_plan::of(shape, j.part);
+            const std::uint32_t per_group = plan.per_group, per_ll = plan.per_ll, ll_count = ceil_div(blocks, per_ll);
 
             if (spread && first) {
-                // The spread check: an upper bound of the segments base blocks
-                // can hold, each segment in blocks of its own.
+                // An upper bound of the segments the blocks hold, each in blocks of its own.
                 std::uint32_t fit = 0, sum = 0, count = 0, largest = 0, group = npos32;
                 for (domain_id b = 0; b < blocks; ++b) {
                     if (counts[b] == 0) continue;
@@ -688,26 +599,24 @@ private:
             }
 
             ll_sums.assign(ll_count, 0);
-            for (domain_id b = 0; b < blocks; ++b) ll_sums[b >> ll] += counts[b];
+            for (domain_id b = 0; b < blocks; ++b) ll_sums[b >> plan.ll] += counts[b];
             std::uint32_t best = npos32, best_nodes = 0, estimate = 0;
-            for (std::uint32_t g = 0; g < groups; ++g) {
+            for (std::uint32_t g = 0; g < plan.groups; ++g) {
                 const std::uint32_t begin = g * per_group, end = std::min(begin + per_group, blocks);
                 std::uint32_t nodes = 0;
                 for (domain_id b = begin; b < end; ++b) nodes += counts[b];
                 std::uint32_t usable = nodes;
-                if (limit_ll) {
-                    // The most nodes max_ll level-LL blocks of the group hold.
-                    // Slurm counts per_group / per_ll of them (rounded down),
-                    // which leaves out a partial last one when the group is
-                    // the whole cluster.
+                if (plan.limit_ll) {
+                    // The most nodes max_ll level-LL blocks of the group hold, of
+                    // per_group / per_ll (rounded down, as Slurm) level-LL blocks.
                     const std::uint32_t offset = g * (per_group / per_ll);
                     const std::uint32_t n = std::min(per_group / per_ll, ll_count - offset);
                     sorted.assign(ll_sums.begin() + offset, ll_sums.begin() + offset + n);
                     std::sort(sorted.begin(), sorted.end(), std::greater<>());
                     usable = 0;
-                    for (std::uint32_t i = 0; i < std::min(max_ll, n); ++i) usable += sorted[i];
+                    for (std::uint32_t i = 0; i < std::min(plan.max_ll, n); ++i) usable += sorted[i];
                 }
-                if (usable < rem || nodes == 0) continue;
+                if (usable < j.part || nodes == 0) continue;
                 if (first && segments > 1) estimate += spread ? std::min(nodes / j.part, per_group) : nodes / j.part;
                 if (best == npos32 || nodes <= best_nodes) {
                     best = g;
@@ -718,12 +627,11 @@ private:
             if (first && segments > 1 && estimate < segments) return false;
 
             const std::uint32_t begin = best * per_group;
-            return take_from_group(begin, std::min(begin + per_group, blocks), rem, plan);
+            return take_from_group(begin, std::min(begin + per_group, blocks), j.part, plan);
         }
 
-        // Takes `rem` nodes from the base blocks [begin, end) of the chosen
-        // group, one base block at a time as _choose_best_bblock orders them.
-        // counts, taken, closed and required must be current for those blocks.
+        // Takes `rem` nodes from the base blocks [begin, end) of the chosen group in
+        // _choose_best_bblock's order; counts, taken, closed and required are current there.
         bool take_from_group(std::uint32_t begin, std::uint32_t end, std::uint32_t rem, const level_plan& plan) {
             std::uint32_t max_ll = plan.max_ll;
             std::uint32_t stalled = rem + 1;
@@ -735,8 +643,7 @@ private:
                 if (p.block == npos32) break;
                 if (max_ll == 0 && !p.same_ll) break;
                 required[p.block] = 1;
-                // A block of an earlier spread segment counts as empty: it
-                // may be chosen, but it gives no node.
+                // A block of an earlier spread segment may be chosen but gives no node.
                 if (closed[p.block] == 0) {
                     const std::uint32_t got = take_nodes(p.block, taken[p.block], rem);
                     taken[p.block] += got;
@@ -801,9 +708,8 @@ private:
     mutable std::vector<std::uint32_t> counts_, taken_, ll_sums_, sorted_;
     mutable std::vector<std::uint8_t> closed_, required_;
 
-    // ---- the summaries attach() builds ----
-    // Threshold t of a node: t = 0, wholly free; t = k > 0, at least k
-    // unheld GPUs; both only for up nodes of open base blocks.
+    // The summaries attach() builds. A node meets threshold 0 when wholly
+    // free, k > 0 with at least k unheld GPUs; up nodes of open blocks only.
     struct group_summary {
         std::vector<std::uint32_t> free_nodes;  // per group; empty: level not enabled
         bucket_index by_free_nodes;             // groups by free nodes, when more than 64
@@ -815,14 +721,12 @@ private:
     std::uint32_t whole_min_gpus_ = npos32;      // the fewest GPUs per node of a non-empty base block
     std::vector<std::uint32_t> qualifying_;      // nodes meeting threshold t: [block * thresholds_ + t]
     std::vector<bucket_index> blocks_by_qualifying_;  // [t]: base blocks by that count, but for full_blocks_
-    // Base blocks of the most nodes, each of the most GPUs, all up and
-    // wholly free (full_nodes_ at every threshold) are filed here only, so
-    // that the whole blocks a multi-block job takes and gives back move no bucket.
+    // Full base blocks (the most nodes, each of the most GPUs, all wholly free)
+    // are filed here only: whole blocks taken and given back move no bucket.
     indexed_bitset full_blocks_;
     std::uint32_t full_nodes_ = 0;            // the most nodes a domain has
-    // Groups are filed when a decision reads them: most jobs fit one base
-    // block and never read them, and a job placed and released in between
-    // moves no group.
+    // Groups are filed when a decision reads them: most jobs never do, and a
+    // job placed and released in between moves no group.
     static constexpr std::size_t unfiled_limit = 64;
     mutable std::vector<group_summary> groups_;         // [level], levels 1 and up
     mutable std::vector<std::uint32_t> grouped_whole_;  // [block]: the wholly free nodes its groups count
@@ -831,7 +735,7 @@ private:
     mutable std::vector<domain_id> unfiled_blocks_;
     mutable std::size_t unfiled_count_ = 0;
 
-    // Block d, not in full_blocks_, is full now.
+    // Block d, not in full_blocks_, is full now: filed in no bucket.
     void enter_full(domain_id d) {
         full_blocks_.set(d);
         std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
@@ -842,8 +746,8 @@ private:
         }
         if (changed) mark_unfiled(d);
     }
-    // Files block d (not full) under its counts; one that was full is filed
-    // nowhere, so each of its counts is filed even where it stayed.
+    // Files block d (not full) under its counts, moving only the buckets whose
+    // count changed; one that was full is filed nowhere, so every nonzero count is filed.
     template <class State>
     void file_counts(const State& state, domain_id d, bool open, std::uint32_t whole, bool was_full) {
         std::uint32_t* counts = &qualifying_[std::size_t{d} * thresholds_];
@@ -855,10 +759,8 @@ private:
         };
         file(0, whole);
         if (changed) mark_unfiled(d);  // after the count it reads
-        // Nodes with at least k unheld GPUs, for k from the most down.
-        std::uint32_t at_least = 0;
-        std::uint32_t k = thresholds_ - 1;
-        for (; k >= 1; --k) {
+        std::uint32_t at_least = 0;  // nodes with at least k unheld GPUs, for k from the most down
+        for (std::uint32_t k = thresholds_ - 1; k >= 1; --k) {
             if (open) at_least += static_cast<std::uint32_t>(state.nodes_with_unheld(d, k).count());
             file(k, at_least);
         }
@@ -911,10 +813,6 @@ private:
         const bucket_index& index = blocks_by_qualifying_[t];
         const std::uint32_t filed = tightest(index, rem);
         if (filed == npos32 ? rem > full_nodes_ : index.key_of(filed) < full_nodes_) return filed;
-        return later_full(filed);
-    }
-    // The later of `filed` (npos32: none) and the last full block.
-    std::uint32_t later_full(std::uint32_t filed) const noexcept {
         const std::size_t last = full_blocks_.find_last();
         if (last == full_blocks_.size()) return filed;
         const auto full = static_cast<std::uint32_t>(last);
