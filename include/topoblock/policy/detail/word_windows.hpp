@@ -52,9 +52,8 @@ public:
             std::array<std::uint64_t, 2> now{};
             const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
             if (k <= 2) {
-                // Up to 32 windows and 3 counts: a mask of the windows of
-                // each count, lane by lane at once, beats a step per window
-                // (a freed rack's word often has many with two or more).
+                // Fast path: a mask per count over all lanes at once, not a step
+                // per window (a freed rack's word has many with two or more).
                 const std::uint64_t low = lane_low_bit[k];
                 const std::uint64_t high = counts >> 1;
                 const std::array<std::uint64_t, 3> of_count = {

@@ -92,7 +92,7 @@ public:
                 if (wholly_free_and_open(state, d)) bits |= std::uint64_t{1} << (d % 64);
                 else bits &= ~(std::uint64_t{1} << (d % 64));
             }
-            if (bits != was) refile_word(word, bits, was);
+            if (bits != was) refile_word(word, bits);
         }
     }
 
@@ -102,8 +102,8 @@ public:
     void on_domain_change(const State& state, domain_id d) {
         if (!kept_) return;
         TOPOBLOCK_ASSERT(d < wholly_free_.size());
-        const bool now = wholly_free_and_open(state, d);
-        if (now != wholly_free_.test(d)) refile_windows_of(d, now);
+        if (wholly_free_and_open(state, d) != wholly_free_.test(d))
+            refile_word(d / 64, wholly_free_.word(d / 64) ^ (std::uint64_t{1} << (d % 64)));
     }
 
     bool kept() const noexcept { return kept_; }
@@ -151,16 +151,11 @@ public:
     }
 
 private:
-    TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
-        const std::uint64_t was = wholly_free_.word(d / 64);
-        const std::uint64_t bit = std::uint64_t{1} << (d % 64);
-        refile_word(d / 64, wholly_free_now ? was | bit : was & ~bit, was);
-    }
-    // Word `word` of the wholly free domains goes from `was` to `now`.
-    void refile_word(std::size_t word, std::uint64_t now, std::uint64_t was) {
-        wholly_free_.set_word(word, now);
+    // Word `word` of the wholly free domains is now `now`.
+    TOPOBLOCK_NOINLINE void refile_word(std::size_t word, std::uint64_t now) {
         total_free_ += count_bits(now);
-        total_free_ -= count_bits(was);
+        total_free_ -= count_bits(wholly_free_.word(word));
+        wholly_free_.set_word(word, now);
         if (small_.sizes() != 0) small_.refile_word(word, now);
     }
 
