@@ -16,7 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <ranges>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -106,7 +106,8 @@ struct best_fit {
 
     // Heap bytes besides the state's, for the memory benchmark.
     std::size_t memory_bytes() const noexcept {
-        return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + heap_bytes(groups_) + heap_bytes(by_free_);
+        return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + heap_bytes(groups_) + heap_bytes(all_domains_) +
+               heap_bytes(by_free_);
     }
 
     // Both indexes against a fresh attach: empty, or the first domain
@@ -233,7 +234,11 @@ private:
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
         }
         if (const int done = spread_indexed(state, units, size, max_domains, out); done >= 0) return done == 1;
-        return spread_over(state, units, std::views::iota(domain_id{0}, state.topo().domain_count()), size, max_domains, out);
+        if (all_domains_.size() != state.topo().domain_count()) {  // every domain in order, written once
+            all_domains_.resize(state.topo().domain_count());
+            std::iota(all_domains_.begin(), all_domains_.end(), domain_id{0});
+        }
+        return spread_over(state, units, all_domains_, size, max_domains, out);
     }
 
     // spread_over across the cluster from the buckets, O(domains taken +
@@ -288,9 +293,10 @@ private:
 
     // Greedy over `candidates`: the domains with the most free capacity until
     // the job is covered, the last swapped for the tightest that holds the rest.
-    template <class State, class Domains>
-    bool spread_over(const State& state, const toolkit::request_units<State>& units, const Domains& candidates,
-                     std::uint64_t size, std::uint64_t max_domains, placement& out) const {
+    template <class State>
+    bool spread_over(const State& state, const toolkit::request_units<State>& units,
+                     const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
+                     placement& out) const {
         auto& by_free = by_free_;
         by_free.clear();
         for (domain_id d : candidates) {
@@ -344,6 +350,7 @@ private:
     // A multi-domain decision's scratch, so that a warm decision does not
     // allocate (one allocator, one thread: see basic_allocator).
     mutable std::vector<std::pair<std::uint64_t, group_id>> groups_;
+    mutable std::vector<domain_id> all_domains_;
     mutable std::vector<std::pair<std::uint64_t, domain_id>> by_free_;
 };
 
