@@ -26,20 +26,17 @@ namespace topoblock {
 
 // Best fit at every level of the hierarchy.
 // - A job that fits in one domain goes to the usable domain with the least
-//   free capacity that still holds it (lowest index on ties); inside it to
-//   the tightest run of wholly free nodes, and GPU-level jobs to the node
-//   they fill most tightly, so partly used nodes fill first.
-// - A larger job (or one allowed to spread) takes the fewest domains: the
-//   domains with the most free capacity, the last one chosen best-fit for the
-//   remainder, inside the tightest group of each level that can hold it
-//   (lowest level first), else across the cluster. Under require, no more
-//   domains than the empty cluster needs (topology::fewest_domains_for);
-//   prefer and any then try without the limit.
+//   free capacity that holds it (lowest index on ties); inside it to the
+//   tightest run of wholly free nodes, and GPU-level jobs to the node they
+//   fill most tightly, so partly used nodes fill first.
+// - A larger job (or one allowed to spread) takes the domains with the most
+//   free capacity, the last one chosen best-fit for the remainder, inside the
+//   tightest group of each level that holds it (lowest level first), else
+//   across the cluster. Under require, no more domains than the empty cluster
+//   needs (topology::fewest_domains_for); prefer and any then try without.
 // - Segments are placed one at a time, each best-fit in one domain.
-// Cost for a single-domain job: a bucket lookup plus a pass over that
-// domain's nodes; O(domains) only for multi-domain and segmented jobs.
-// The policy files the open domains in two bucket indexes of its own, by
-// free GPUs and by free whole nodes.
+// The open domains are filed in two bucket indexes, by free GPUs and by free
+// whole nodes: a single-domain job costs a lookup plus a pass over its domain.
 struct best_fit {
     std::string_view name() const noexcept { return "best-fit"; }
 
@@ -51,11 +48,7 @@ struct best_fit {
         for (domain_id d = 0; d < topo.domain_count(); ++d) on_domain_change(state, d);
     }
 
-    // A domain is filed under its free GPUs (free whole nodes) while it is
-    // open and has some; a full or closed domain is filed nowhere, as no job
-    // can use it. Every lookup asks for at least one GPU or node, so the
-    // answers are those of filing it under 0, and a rack a multi-domain job
-    // takes whole leaves its buckets in half a move.
+    // A full or closed domain is filed nowhere (no lookup asks for 0 units).
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         TOPOBLOCK_ASSERT(d < by_free_gpus_.items());
@@ -68,52 +61,57 @@ struct best_fit {
     const bucket_index& domains_by_free_gpus() const noexcept { return by_free_gpus_; }
     const bucket_index& domains_by_free_nodes() const noexcept { return by_free_nodes_; }
 
-    // explain()'s numbers, in GPUs (whole nodes for node requests), read
-    // from the policy's buckets on a cluster of like domains: `most` is the
-    // largest bucket filed, the domains holding a part those filed at or
-    // above it. O(buckets at or above the part x domains / 64), plus a pass
-    // over the domains' counters when nodes not up may leave some domain
-    // too small for the part; O(domains) for exclusive requests and mixed
-    // clusters.
+    // The buckets that file domains in `req`'s units, and units per key; no
+    // index for exclusive requests and whole nodes of mixed sizes.
+    struct keyed_buckets {
+        const bucket_index* index;
+        std::uint64_t per_key;
+    };
+    keyed_buckets buckets_for(const topology& topo, const request& req) const noexcept {
+        if (req.exclusive_domain) return {nullptr, 0};
+        if (!req.takes_whole_nodes()) return {&by_free_gpus_, 1};
+        const std::uint64_t per_key = req.what == unit::nodes ? 1 : topo.uniform_gpus_per_node();
+        return {per_key == 0 ? nullptr : &by_free_nodes_, per_key};
+    }
+
+    // domain_view's numbers read from the buckets on a cluster of like
+    // domains, so that explain() is not O(domains) there.
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
         const toolkit::request_units<State> units{state, req};
         const std::uint64_t part = req.part_size();
-        if (req.exclusive_domain || !toolkit::like_domains(topo)) return toolkit::domain_view(state, req);
+        const auto [index, per_key] = buckets_for(topo, req);
+        if (index == nullptr || !toolkit::like_domains(topo)) return toolkit::domain_view(state, req);
         std::uint32_t emptied = toolkit::holding_if_emptied_at_once(units, part);
         if (emptied == npos32)
             emptied = toolkit::holding_if_emptied_on_like_domains(state, units.capacity_of(0) >= part, [&](domain_id d) {
                 return toolkit::up_units_in(units, d) >= part;
             });
-        const bool by_nodes = req.takes_whole_nodes();
-        const bucket_index& index = by_nodes ? by_free_nodes_ : by_free_gpus_;
-        const std::uint64_t per_key = req.what == unit::gpus && req.whole_nodes ? topo.uniform_gpus_per_node() : 1;
         toolkit::capacity_view view;
-        view.unit = req.what == unit::nodes ? "whole nodes" : req.whole_nodes ? "GPUs of wholly free nodes" : "GPUs";
+        view.unit = toolkit::unit_name(req);
         view.need = part;
         view.free = units.available();
-        const std::uint32_t top = index.previous_key(index.max_key());
+        const std::uint32_t top = index->previous_key(index->max_key());
         view.most = top == npos32 ? 0 : top * per_key;
         const std::uint64_t need_key = (part + per_key - 1) / per_key;
-        if (need_key <= index.max_key())
-            for (std::uint32_t key = index.next_key(static_cast<std::uint32_t>(need_key)); key != npos32; key = index.next_key(key + 1))
-                view.holding_now += index.count(key);
+        if (need_key <= index->max_key())
+            for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>(need_key)); key != npos32; key = index->next_key(key + 1))
+                view.holding_now += index->count(key);
         view.holding_if_emptied = emptied;
         view.wholly_free = by_free_nodes_.count(topo.max_domain_nodes());
         view.scopes = topo.domain_count();
         return view;
     }
 
-    // Heap bytes of what the policy keeps besides the state (its indexes and
-    // scratch): the memory benchmark adds them to the state's.
+    // Heap bytes besides the state's, for the memory benchmark.
     std::size_t memory_bytes() const noexcept {
         return by_free_gpus_.memory_bytes() + by_free_nodes_.memory_bytes() + heap_bytes(groups_) + heap_bytes(all_domains_) +
                heap_bytes(by_free_);
     }
 
-    // Compares both indexes with those a fresh attach files: an empty
-    // string, or the first domain misfiled. O(domains): for tests.
+    // Both indexes against a fresh attach: empty, or the first domain
+    // misfiled. For tests.
     template <class State>
     std::string check(const State& state) const {
         const topology& topo = state.topo();
@@ -141,8 +139,6 @@ struct best_fit {
             if (req.where == locality::require) return units.shortfall(size);
             return spread(state, units, size, npos32, out) ? errc::ok : units.shortfall(size);
         }
-        // The fewest domains the empty cluster would need, largest first (a
-        // divide on a cluster of like domains).
         const std::uint64_t fewest = state.topo().fewest_domains_for(size, req.what == unit::nodes);
         if (spread(state, units, size, fewest, out)) return errc::ok;
         if (req.where != locality::require) {
@@ -152,10 +148,8 @@ struct best_fit {
         return units.shortfall(size);
     }
 
-    // Places a job that domain d holds (not segmented, not exclusive) in d
-    // by best-fit's rule inside a domain: the tightest run of wholly free
-    // nodes, the GPUs beyond them on the node they fill most tightly. For
-    // policies that choose the domain by a rule of their own.
+    // Places a job domain d holds (not segmented, not exclusive) in d by
+    // best-fit's rule inside a domain, for policies that choose the domain.
     template <class State>
     errc place_in(const State& state, const request& req, domain_id d, placement& out) const {
         const toolkit::request_units<State> units{state, req};
@@ -166,13 +160,8 @@ private:
     // The usable domain with the least free capacity >= size, or npos32.
     template <class State>
     domain_id tightest_domain(const State& state, const toolkit::request_units<State>& units, std::uint64_t size) const {
-        const request& req = units.req;
-        if (!req.exclusive_domain) {
-            const std::uint32_t g = state.topo().uniform_gpus_per_node();
-            if (req.what == unit::nodes) return by_free_nodes_.find_at_least(static_cast<std::uint32_t>(size));
-            if (!req.whole_nodes) return by_free_gpus_.find_at_least(static_cast<std::uint32_t>(size));
-            if (g != 0) return by_free_nodes_.find_at_least(static_cast<std::uint32_t>((size + g - 1) / g));
-        }
+        if (const auto [index, per_key] = buckets_for(state.topo(), units.req); index != nullptr)
+            return index->find_at_least(static_cast<std::uint32_t>((size + per_key - 1) / per_key));
         domain_id best = npos32;
         std::uint64_t best_free = ~std::uint64_t{0};
         for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
@@ -185,8 +174,7 @@ private:
         return best;
     }
 
-    // `fresh`: the placement holds nothing in domain d yet, so the state's
-    // own indexes describe what is open there.
+    // `fresh`: the placement holds nothing in domain d yet.
     template <class State>
     static bool take_in(const State& state, const toolkit::request_units<State>& units, domain_id d,
                         std::uint64_t size, placement& out, bool fresh) {
@@ -196,11 +184,9 @@ private:
         return toolkit::take_units(scratch, units.req, static_cast<std::uint32_t>(size), out);
     }
 
-    // The general path's choice for the common shapes, from the state's
-    // per-domain indexes instead of a loaded domain (valid while the
-    // placement holds nothing there): whole nodes from the tightest run, the
-    // GPUs beyond them on the tightest partly free node. Returns false
-    // (adding nothing) for the scattered cases left to the general path.
+    // take_units' choice for the common shapes, read from the state's
+    // per-domain indexes instead of a loaded domain (the single-domain fast
+    // path). False, adding nothing, for the scattered cases.
     template <class State>
     static bool take_in_fresh_domain(const State& state, const request& req, domain_id d, std::uint32_t size,
                                      placement& out) {
@@ -208,9 +194,7 @@ private:
         const std::uint32_t g = info.gpus_per_node;
         std::uint32_t nodes = 0;
         node_id partial = npos32;  // the tightest partly free node, for the GPUs beyond whole nodes
-        // No partly free node holds the rest: it goes to the first wholly
-        // free node the whole nodes leave, which needs one to be left.
-        bool rest_on_free_node = false;
+        bool rest_on_free_node = false;  // else the first wholly free node the whole nodes leave
         if (req.what == unit::nodes) {
             nodes = size;
         } else if (req.whole_nodes) {
@@ -237,7 +221,7 @@ private:
     }
 
     // Spreads `size` units over at most `max_domains` domains (npos32: no
-    // limit), trying the tightest group of each level before the cluster.
+    // limit), in the tightest group of each level, else the cluster.
     template <class State>
     bool spread(const State& state, const toolkit::request_units<State>& units, std::uint64_t size,
                        std::uint64_t max_domains, placement& out) const {
@@ -250,31 +234,23 @@ private:
                 if (spread_over(state, units, levels[l].domains_of_group[g], size, max_domains, out)) return true;
         }
         if (const int done = spread_indexed(state, units, size, max_domains, out); done >= 0) return done == 1;
-        // Every domain in order: written once per cluster size, not per call.
-        if (all_domains_.size() != state.topo().domain_count()) {
+        if (all_domains_.size() != state.topo().domain_count()) {  // every domain in order, written once
             all_domains_.resize(state.topo().domain_count());
             std::iota(all_domains_.begin(), all_domains_.end(), domain_id{0});
         }
         return spread_over(state, units, all_domains_, size, max_domains, out);
     }
 
-    // spread_over across the whole cluster, read from the policy's buckets
-    // instead of sorting every domain (which makes a multi-domain decision
-    // linear in the cluster): O(domains taken + keys). Returns 1 when
-    // placed, 0 when it cannot be, -1 when the request's units have no bucket
-    // (exclusive jobs, whole-node GPU jobs on mixed node sizes).
+    // spread_over across the cluster from the buckets, O(domains taken +
+    // keys), not a sort of every domain. 1 when placed, 0 when it cannot be,
+    // -1 when the units have no bucket (exclusive, mixed node sizes).
     template <class State>
     int spread_indexed(const State& state, const toolkit::request_units<State>& units, std::uint64_t size,
                               std::uint64_t max_domains, placement& out) const {
-        const request& req = units.req;
-        if (req.exclusive_domain) return -1;
-        const bool by_gpus = req.what == unit::gpus && !req.whole_nodes;
-        const bucket_index& index = by_gpus ? by_free_gpus_ : by_free_nodes_;
-        const std::uint64_t scale = req.what == unit::gpus && req.whole_nodes ? state.topo().uniform_gpus_per_node() : 1;
-        if (scale == 0) return -1;
-        // The largest domains (lowest index among equals) that cover the
-        // job; the last of them (the edge) makes way for the tightest domain
-        // that holds the rest.
+        const auto [found, scale] = buckets_for(state.topo(), units.req);
+        if (found == nullptr) return -1;
+        const bucket_index& index = *found;
+        // The largest domains (lowest index among equals) that cover the job.
         auto& chosen = by_free_;
         chosen.clear();
         std::uint64_t covered = 0;
@@ -289,20 +265,17 @@ private:
         if (covered < size) return 0;
         const auto [edge_units, edge] = chosen.back();
         const std::uint64_t rest = size - (covered - edge_units);
-        // The tightest domain that holds the rest and is not chosen: the
-        // chosen ones are every domain above the edge's key and those before
-        // the edge at its key, so it is the first domain of the smallest
-        // non-empty key that holds the rest when that key is below the edge's
-        // (which holds the rest), else the edge itself.
+        // The last (the edge) makes way for the tightest unchosen domain
+        // that holds the rest: the first of the smallest key that does when
+        // that key is below the edge's, else the edge itself.
         const auto edge_key = static_cast<std::uint32_t>(edge_units / scale);
         const std::uint32_t tightest_key = index.next_key(static_cast<std::uint32_t>((rest + scale - 1) / scale));
         const domain_id last = tightest_key < edge_key ? index.first_in(tightest_key, 0) : edge;
         return take_chosen(state, units, chosen.size() - 1, last, rest, out) ? 1 : 0;
     }
 
-    // Takes the units by_free_'s first `count` entries name in their domains
-    // and `rest` in domain `last`, each domain once (so fresh); false,
-    // leaving nothing, when one cannot be taken.
+    // Takes by_free_'s first `count` entries and `rest` in domain `last`;
+    // false, leaving nothing, when one cannot be taken.
     template <class State>
     bool take_chosen(const State& state, const toolkit::request_units<State>& units, std::size_t count, domain_id last,
                      std::uint64_t rest, placement& out) const {
@@ -310,7 +283,6 @@ private:
         bool taken = true;
         for (std::size_t i = 0; i < count && taken; ++i) {
             const auto [free, d] = by_free_[i];
-            // Most often a wholly free domain: taken whole, as take_in would.
             if (free == units.capacity_of(d)) toolkit::take_whole_domain(state, d, out);
             else taken = take_in(state, units, d, free, out, true);
         }
@@ -320,8 +292,7 @@ private:
     }
 
     // Greedy over `candidates`: the domains with the most free capacity until
-    // the job is covered, then the last one swapped for the tightest domain
-    // that holds the remainder.
+    // the job is covered, the last swapped for the tightest that holds the rest.
     template <class State>
     bool spread_over(const State& state, const toolkit::request_units<State>& units,
                      const std::vector<domain_id>& candidates, std::uint64_t size, std::uint64_t max_domains,
@@ -341,16 +312,14 @@ private:
         if (covered < size || k > max_domains) return false;
         covered -= by_free[k - 1].first;
         const std::uint64_t rest = size - covered;
-        // The tightest that holds the rest, lowest index among equals: in
-        // this order, the first of the last free count that does.
+        // In this order, the first of the last free count that holds the rest.
         std::size_t last = k - 1;
         while (last + 1 < by_free.size() && by_free[last + 1].first >= rest) ++last;
         while (last >= k && by_free[last - 1].first == by_free[last].first) --last;
         return take_chosen(state, units, k - 1, by_free[last].second, rest, out);
     }
 
-    // Each segment best-fit into one domain, counting what earlier segments
-    // of the same job took.
+    // Each segment best-fit into one domain, net of earlier segments.
     template <class State>
     errc place_segments(const State& state, const toolkit::request_units<State>& units, placement& out) const {
         const std::uint64_t part = units.req.part_size();
@@ -366,8 +335,7 @@ private:
         return toolkit::place_each_segment(units, out, score, take);
     }
 
-    // The request's units the placement holds in domain d: nodes, or GPUs
-    // (a whole-node GPU request holds every GPU of its nodes).
+    // The request's units the placement holds in domain d.
     template <class State>
     static std::uint64_t held_in(const toolkit::request_units<State>& units, const placement& out, domain_id d) {
         const domain_shape info = units.state.topo().shape(d);
@@ -379,8 +347,7 @@ private:
 
     bucket_index by_free_gpus_;
     bucket_index by_free_nodes_;
-    // A multi-domain decision's lists (groups of a level, every domain,
-    // candidates by free capacity), kept so that a warm decision does not
+    // A multi-domain decision's scratch, so that a warm decision does not
     // allocate (one allocator, one thread: see basic_allocator).
     mutable std::vector<std::pair<std::uint64_t, group_id>> groups_;
     mutable std::vector<domain_id> all_domains_;

@@ -18,16 +18,11 @@
 
 namespace topoblock {
 
-// The topology-oblivious baseline: a traditional scheduler that sees a flat
-// list of nodes. It takes the lowest-index usable GPUs (or wholly free nodes)
-// across the whole cluster, ignoring domains; locality is not honoured, and
-// segments and exclusive domains, which need domains, are unsupported.
+// The topology-oblivious baseline: the lowest-index usable GPUs (or wholly
+// free nodes) across the cluster, ignoring domains; locality is not honoured,
+// and segments and exclusive domains are unsupported. It keeps two
+// cluster-wide node bitsets of its own (only first-fit pays for their upkeep).
 // Cost: O(nodes it takes + empty index words skipped).
-//
-// The two cluster-wide node bitsets it scans are its own, not the state's:
-// no other policy reads them, so only first-fit pays for their upkeep. A
-// domain's change rewrites the domain's bits from the state's per-domain node
-// sets, a word of nodes at a time.
 struct first_fit {
     std::string_view name() const noexcept { return "first-fit"; }
     bool supports(const request& req) const noexcept { return !req.segmented() && !req.exclusive_domain; }
@@ -45,8 +40,7 @@ struct first_fit {
         TOPOBLOCK_ASSERT(d < state.topo().domain_count());
         const domain_shape s = state.topo().shape(d);
         const bool open = state.domain_open(d);
-        // The bound is the node sets' word count, known when compiled: one
-        // pass, no loop, for domains of at most 64 nodes.
+        // A bound known when compiled: no loop for domains of <= 64 nodes.
         for (std::size_t w = 0; w < State::node_set::word_count && w * 64 < s.node_count; ++w) {
             std::uint64_t whole = 0, usable = 0;
             if (open) {
@@ -64,9 +58,7 @@ struct first_fit {
     errc place(const State& state, const request& req, placement& out) const {
         const topology& topo = state.topo();
         TOPOBLOCK_ASSERT(with_usable_.size() == topo.node_count());  // attached to this state
-        // Wholly usable nodes in a row are taken a run at a time (a rack a
-        // large job takes whole is one add, not 18): the same nodes, so the
-        // same placement as a node at a time.
+        // Wholly usable nodes in a row are taken a run at a time.
         if (req.takes_whole_nodes()) {
             std::uint32_t missing = req.count;  // nodes, or GPUs for a whole-node GPU request
             for (std::size_t n = wholly_usable_.find_first(); missing > 0 && n < wholly_usable_.size();
@@ -98,16 +90,12 @@ struct first_fit {
         return missing == 0 ? errc::ok : errc::insufficient_free;
     }
 
-    // explain()'s numbers: first-fit ignores domains, so the cluster is its
-    // one scope, and a request fits when the cluster has as many usable GPUs
-    // (wholly usable nodes for node requests, their GPUs for whole-node GPU
-    // requests). O(1), or O(wholly usable nodes) for whole-node GPU
-    // requests on nodes of mixed sizes.
+    // explain()'s numbers: the cluster is first-fit's one scope.
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         toolkit::capacity_view view;
         view.scope = "cluster";
-        view.unit = req.what == unit::nodes ? "whole nodes" : req.whole_nodes ? "GPUs of wholly free nodes" : "GPUs";
+        view.unit = toolkit::unit_name(req);
         view.need = req.count;
         toolkit::scope_offer o;
         if (req.what == unit::nodes) {
@@ -131,37 +119,28 @@ struct first_fit {
     const indexed_bitset& nodes_with_usable_gpus() const noexcept { return with_usable_; }
     const indexed_bitset& wholly_usable_nodes() const noexcept { return wholly_usable_; }
 
-    // Heap bytes of what the policy keeps besides the state (its indexes and
-    // scratch): the memory benchmark adds them to the state's.
+    // Heap bytes besides the state's, for the memory benchmark.
     std::size_t memory_bytes() const noexcept { return with_usable_.memory_bytes() + wholly_usable_.memory_bytes(); }
 
-    // Compares both bitsets with every node's usable GPUs: an empty string,
-    // or the first node that disagrees. O(nodes): for tests.
+    // Both bitsets against every node's usable GPUs: empty, or the first
+    // node that disagrees. For tests.
     template <class State>
     std::string check(const State& state) const {
         const topology& topo = state.topo();
         if (with_usable_.size() != topo.node_count()) return "first-fit: not attached to this state";
         for (node_id n = 0; n < topo.node_count(); ++n) {
-            const char* wrong = with_usable_.test(n) != belongs(state, n, false)    ? "usable-node"
-                                : wholly_usable_.test(n) != belongs(state, n, true) ? "wholly-usable-node"
-                                                                                    : nullptr;
+            const gpu_mask usable = state.usable_gpus(n);
+            const char* wrong = with_usable_.test(n) != (usable != 0)                            ? "usable-node"
+                                : wholly_usable_.test(n) != (usable == state.node_full_mask(n)) ? "wholly-usable-node"
+                                                                                                 : nullptr;
             if (wrong != nullptr) return std::string("first-fit: stale ") + wrong + " bit at node '" + topo.node(n).name + "'";
         }
         return {};
     }
 
 private:
-    // Whether node n belongs in the wholly usable set (`whole`) or in the
-    // set with usable GPUs, read from the state: what check() expects.
-    template <class State>
-    static bool belongs(const State& state, node_id n, bool whole) noexcept {
-        const gpu_mask usable = state.usable_gpus(n);
-        return whole ? usable == state.node_full_mask(n) : usable != 0;
-    }
-
-    // Adds wholly usable node n (at `place`) and those after it in its
-    // domain, at most `most` in all, whole; returns the node after the last
-    // one taken.
+    // Adds wholly usable node n and those after it in its domain, at most
+    // `most` in all; returns the node after the last one taken.
     std::size_t take_whole_run(const topology& topo, const node_place& place, std::size_t n, std::size_t most,
                                placement& out) const {
         const std::size_t end =

@@ -31,22 +31,17 @@ struct size_share {
 
 namespace detail {
 
-// The request-size mix of fragmentation_aware, as integer weights per size
-// class 1 .. D (D: the most GPUs a domain holds; larger jobs count as D),
-// and the value it gives a domain by its free GPUs:
-//   value(f) = sum over sizes s of weight(s) x floor(f / s),
-// the jobs of the mix a domain of f free GPUs could still take, weighted.
-// Integers throughout, so that every platform decides the same.
-// Learned: each job placed adds `gpu_weight` per GPU it asked for to its
-// size (a share of GPUs: the large jobs the cluster must keep room for
-// count for what they hold), and every `halving_jobs` jobs all weights
-// halve (a half-life of that many jobs).
+// fragmentation_aware's request-size mix: integer weights per size 1 .. D (D:
+// the most GPUs a domain holds; larger jobs count as D), and the value of a
+// domain with f free GPUs, value(f) = sum over sizes s of weight(s) x
+// floor(f / s). Integers, so that every platform decides the same. Learned:
+// each job placed adds `gpu_weight` per GPU it asked for to its size, and
+// every `halving_jobs` jobs all weights halve.
 class size_mix {
 public:
     static constexpr std::uint64_t gpu_weight = 256;
     static constexpr std::uint64_t halving_jobs = 512;
 
-    // Sizes the tables for domains of up to `largest` GPUs, every weight 0.
     void reset(std::uint32_t largest) {
         weight_.assign(std::size_t{largest} + 1, 0);
         value_.assign(std::size_t{largest} + 1, 0);
@@ -56,16 +51,14 @@ public:
     std::uint64_t weight(std::uint32_t gpus) const noexcept { return gpus < weight_.size() ? weight_[gpus] : 0; }
     std::uint64_t value(std::uint64_t free_gpus) const noexcept { return value_[free_gpus]; }
 
-    // Adds `w` to the weight of jobs of `gpus` GPUs (clamped to the largest
-    // domain). O(D).
+    // Adds `w` to the weight of jobs of `gpus` GPUs (at most D). O(D).
     void add(std::uint32_t gpus, std::uint64_t w) {
-        const std::uint32_t s = clamp(gpus);
+        const std::uint32_t s = gpus < weight_.size() ? gpus : largest();
         if (s == 0 || w == 0) return;
         weight_[s] += w;
         add_to_values(s, w);
     }
-    // One job of `gpus` GPUs placed: its weight, and the decay. O(D), and
-    // O(D^2) once in `halving_jobs` jobs.
+    // One job of `gpus` GPUs placed. O(D), and O(D^2) once in `halving_jobs`.
     void learn(std::uint32_t gpus) {
         add(gpus, gpu_weight * gpus);
         if (++learned_jobs_ % halving_jobs != 0) return;
@@ -74,14 +67,12 @@ public:
     }
     std::size_t memory_bytes() const noexcept { return heap_bytes(weight_) + heap_bytes(value_); }
 
-    // The value table recomputed from the weights: empty when it agrees,
-    // else the first free count where it does not. O(D^2): for tests.
+    // The value table against a recount: empty, or what is stale. For tests.
     std::string check() const {
         for (std::size_t f = 0; f < value_.size(); ++f)
             if (value_[f] != value_of(f)) return "value of " + std::to_string(f) + " free GPUs is stale";
         return {};
     }
-    // sum over sizes of weight(s) x floor(f / s), from the weights. O(D).
     std::uint64_t value_of(std::size_t f) const noexcept {
         std::uint64_t v = 0;
         for (std::size_t s = 1; s < weight_.size() && s <= f; ++s) v += weight_[s] * (f / s);
@@ -89,9 +80,7 @@ public:
     }
 
 private:
-    std::uint32_t clamp(std::uint32_t gpus) const noexcept { return gpus < weight_.size() ? gpus : largest(); }
-    // value(f) += w x floor(f / s) for every f, a run of s entries per
-    // quotient (no division: this runs for every job placed).
+    // value(f) += w x floor(f / s) for every f, without a division.
     void add_to_values(std::size_t s, std::uint64_t w) noexcept {
         std::uint64_t step = w;
         for (std::size_t run = s; run < value_.size(); run += s, step += w) {
@@ -112,29 +101,18 @@ private:
 
 }  // namespace detail
 
-// Fragmentation-aware placement: among a job's legal places, the one that
-// least reduces what the cluster can still take of the jobs to come.
-// - The mix of job sizes to come: given by the caller (size_share list), or
-//   learned from the jobs placed (each job placed counts by its GPUs, older
-//   ones decay with a half-life of 512 jobs).
-// - A domain's value is the number of jobs of each size of the mix it could
-//   still take (its free GPUs divided by the size, rounded down), weighted by
-//   the mix. A job that fits in one domain goes to the domain whose value it
-//   lowers least; ties go to the domain with the least free that holds it,
-//   then the lowest index (best-fit's order). A wholly free domain of the
-//   largest size is taken only when no other domain holds the job: jobs
-//   larger than a domain need whole domains, which the count undervalues.
-//   With no mix yet every place ties, and the policy decides as best-fit.
-// - GPU jobs measure a domain by its free GPUs; whole-node and node jobs by
-//   its free whole nodes (as GPUs); the job's own GPUs (whole nodes' worth)
-//   are what it takes away.
-// - Jobs larger than a domain, segmented and exclusive jobs, and whole-node
-//   jobs on clusters of mixed node sizes are placed as best-fit places them.
-// - Inside the chosen domain, best-fit's rule (policy/best_fit.hpp).
-// Cost for a one-domain job: one step per distinct free count among the
-// domains that hold it (at most the GPUs of a domain), read from best-fit's
-// buckets, plus best-fit's pass over the chosen domain; flat in cluster size.
-// Learning costs O(GPUs of a domain) per job placed.
+// Fragmentation-aware placement: a job one domain holds goes to the domain
+// whose value (size_mix: the jobs of the mix its free GPUs could still take)
+// it lowers least; ties to the least free, then the lowest index (best-fit's
+// order). A wholly free domain of the largest size only when no other holds
+// the job: larger jobs need whole domains, which the count undervalues.
+// The mix is given (size_share list) or learned from the jobs placed. GPU
+// jobs measure a domain by its free GPUs, whole-node and node jobs by its
+// free whole nodes (as GPUs). Jobs larger than a domain, segmented and
+// exclusive jobs, and whole-node jobs on mixed node sizes are placed as
+// best-fit places them; inside the chosen domain, best-fit's rule.
+// Cost: one step per distinct free count among the domains that hold the job,
+// from best-fit's buckets; learning O(GPUs of a domain) per job.
 struct fragmentation_aware {
     fragmentation_aware() = default;
     // A fixed mix: the weights are normalised, never learned.
@@ -142,8 +120,7 @@ struct fragmentation_aware {
 
     std::string_view name() const noexcept { return "frag-aware"; }
 
-    // A given mix needs sizes of at least one GPU and finite weights >= 0,
-    // some above 0.
+    // A given mix needs sizes >= 1 GPU and finite weights >= 0, some above 0.
     std::string validate(const topology&) const {
         if (learning_) return {};
         double total = 0.0;
@@ -165,7 +142,7 @@ struct fragmentation_aware {
         if (!learning_) {
             double total = 0.0;
             for (const size_share& s : given_) total += s.weight;
-            // Normalised to about 2^30 in all, in integers.
+            // Normalised to about 2^30 in all.
             for (const size_share& s : given_)
                 mix_.add(s.gpus, static_cast<std::uint64_t>(std::llround(s.weight / total * 1073741824.0)));
         } else {
@@ -177,23 +154,16 @@ struct fragmentation_aware {
     }
 
     template <class State>
-    void on_domain_change(const State& state, domain_id d) {
-        best_.on_domain_change(state, d);
-        notice_new_job(state);
-    }
-    template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
         for (domain_id d : changed) best_.on_domain_change(state, d);
         notice_new_job(state);
     }
 
-    // The weights and values in use (for tests and reports).
     const detail::size_mix& mix() const noexcept { return mix_; }
     bool learning() const noexcept { return learning_; }
 
     // What a what-if (allocator::with_released) must not teach the policy:
-    // the mix and the jobs it has seen, taken before and put back after.
-    // O(largest domain).
+    // taken before and put back after.
     struct learned {
         detail::size_mix mix;
         std::size_t allocations = 0;
@@ -208,8 +178,7 @@ struct fragmentation_aware {
 
     std::size_t memory_bytes() const noexcept { return best_.memory_bytes() + mix_.memory_bytes() + heap_bytes(given_); }
 
-    // best-fit's buckets and the value table against a recount: empty, or
-    // what is stale. O(domains + D^2): for tests.
+    // best-fit's buckets and the value table against a recount. For tests.
     template <class State>
     std::string check(const State& state) const {
         if (std::string wrong = best_.check(state); !wrong.empty()) return wrong;
@@ -222,24 +191,14 @@ struct fragmentation_aware {
         const toolkit::request_units<State> units{state, req};
         if (req.segmented() || req.exclusive_domain || req.count > units.largest_domain())
             return best_.place(state, req, out);
-        // The bucket index that measures domains for this job, and GPUs per
-        // unit of its keys.
-        const bucket_index* index = &best_.domains_by_free_gpus();
-        std::uint64_t scale = 1, need = req.count, takes = req.count;
-        if (req.what == unit::nodes || req.whole_nodes) {
-            scale = state.topo().uniform_gpus_per_node();
-            if (scale == 0) return best_.place(state, req, out);
-            index = &best_.domains_by_free_nodes();
-            need = req.what == unit::nodes ? req.count : (req.count + scale - 1) / scale;
-            takes = need * scale;
-        }
-        // No domain loses less than value(takes): floor(f / s) is at least
-        // floor((f - t) / s) + floor(t / s). The first key (the tightest)
-        // that loses only that is the answer.
-        // A wholly free domain of the largest size (the index's top key,
-        // visited last) only when no other domain holds the job: jobs
-        // larger than a domain need such domains, which a count per domain
-        // undervalues.
+        // The buckets that measure domains for this job, and GPUs per key.
+        const auto [index, per_key] = best_.buckets_for(state.topo(), req);
+        const std::uint64_t scale = req.takes_whole_nodes() ? state.topo().uniform_gpus_per_node() : 1;
+        if (index == nullptr || scale == 0) return best_.place(state, req, out);
+        const std::uint64_t need = (req.count + per_key - 1) / per_key, takes = need * scale;
+        // No domain loses less than value(takes), as floor(f / s) >=
+        // floor((f - t) / s) + floor(t / s): the first key that does wins.
+        // The top key (wholly free domains) only when no other holds the job.
         const std::uint64_t least = mix_.value(takes);
         const std::uint32_t wholly_free = index->max_key();
         std::uint32_t best_key = npos32;
@@ -260,8 +219,7 @@ struct fragmentation_aware {
     }
 
 private:
-    // A change that added one allocation (a job placed, or usage held):
-    // the mix learns its GPUs.
+    // A change that added one allocation: the mix learns its GPUs.
     template <class State>
     void notice_new_job(const State& state) {
         const std::size_t allocations = state.allocation_count();

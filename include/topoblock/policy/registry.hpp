@@ -1,9 +1,7 @@
 #pragma once
 
 // The built-in placement policies by name, for programs that choose one at
-// run time (the command line, the Python module). Each entry calls
-// f(policy) with a policy object of its own type, so the caller stays a
-// template over the policy and pays no virtual call per decision.
+// run time: f(policy) gets the policy's own type (no virtual call).
 
 #include <topoblock/policy/best_fit.hpp>
 #include <topoblock/policy/buddy_split.hpp>

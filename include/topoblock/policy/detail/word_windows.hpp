@@ -15,23 +15,20 @@
 // 64-domain word of its set of wholly free domains), filed a word at a time.
 namespace topoblock::detail {
 
-// For each window size 2^k (k = 1 .. sizes()) and each kind of window
-// (inside one group of the nearest level, or not), which counts of wholly
-// free domains (2 .. 2^k; fewer answer no job) some window of each word
-// has, and for each such count the words that have one. The best-fit
-// question "the fewest free that is still >= d, then the lowest window" is
-// then a bit scan for the count, one for the word and a walk over the
-// word's windows that hold two or more. By word, not by window: a word's
-// counts at every size come from its bits in a few shifts and adds (the
-// steps of a popcount), so a change refiles each word it touched once.
+// For each window size 2^k (k = 1 .. sizes()) and kind (inside one group of
+// the nearest level, or not): which counts of wholly free domains (2 .. 2^k)
+// some window of each word has, and for each count the words that have one.
+// "The fewest free >= d, then the lowest window" is then two bit scans and a
+// walk over one word's windows. A word's counts at every size come from its
+// bits by a popcount's steps, so a change refiles each word it touched once.
 class word_windows {
 public:
     static constexpr std::size_t max_sizes = 6;  // 2^6 domains: one word
 
     word_windows() = default;
     // Sizes 1 .. `sizes` (at most max_sizes) over `domains` domains;
-    // one_group(k, w): window w of 2^k domains lies inside one group. No
-    // domain is wholly free yet: refile each word once the bits are known.
+    // one_group(k, w): window w of 2^k domains lies inside one group. Nothing
+    // is filed yet.
     template <class OneGroup>
     word_windows(std::size_t sizes, std::size_t domains, OneGroup&& one_group)
         : sizes_(sizes < max_sizes ? sizes : max_sizes),
@@ -55,9 +52,8 @@ public:
             std::array<std::uint64_t, 2> now{};
             const std::uint64_t one_group = one_group_lanes_[word * sizes_ + k - 1];
             if (k <= 2) {
-                // Up to 32 windows and 3 counts: a mask of the windows of
-                // each count, lane by lane at once, beats a step per window
-                // (a freed rack's word often has many with two or more).
+                // Fast path: a mask per count over all lanes at once, not a step
+                // per window (a freed rack's word has many with two or more).
                 const std::uint64_t low = lane_low_bit[k];
                 const std::uint64_t high = counts >> 1;
                 const std::array<std::uint64_t, 3> of_count = {
@@ -123,8 +119,7 @@ public:
     }
 
 private:
-    // Bit 0 of each lane of 2^k bits, the low half of each lane, and the
-    // lowest lane whole.
+    // Per lane of 2^k bits: its bit 0, its low half, the lowest lane whole.
     static constexpr std::array<std::uint64_t, max_sizes + 1> lane_low_bit = {
         ~std::uint64_t{0},     0x5555555555555555ULL, 0x1111111111111111ULL, 0x0101010101010101ULL,
         0x0001000100010001ULL, 0x0000000100000001ULL, 0x0000000000000001ULL};
@@ -134,8 +129,7 @@ private:
     static constexpr std::array<std::uint64_t, max_sizes + 1> lane_bits = {
         0x1ULL, 0x3ULL, 0xFULL, 0xFFULL, 0xFFFFULL, 0xFFFFFFFFULL, ~std::uint64_t{0}};
 
-    // Counts in lanes of 2^k bits from those in lanes of 2^(k-1): each lane
-    // of a word holds how many of its bits are set (a popcount's steps).
+    // Counts in lanes of 2^k bits from those in lanes of 2^(k-1).
     static std::uint64_t widen(std::uint64_t counts, std::size_t k) noexcept {
         return (counts & lane_low_half[k]) + ((counts >> (1U << (k - 1))) & lane_low_half[k]);
     }
@@ -153,8 +147,7 @@ private:
 
     static std::size_t slot(std::size_t k, std::size_t kind) noexcept { return (k - 1) * 2 + kind; }
 
-    // Word `word` of slot `s` now has the counts `now`: the words of each
-    // count that came or went are told.
+    // Word `word` of slot `s` now has the counts `now`.
     void file(std::size_t s, std::size_t word, std::uint64_t now) noexcept {
         std::uint64_t& filed = present_[word * 2 * sizes_ + s];
         std::uint64_t changed = filed ^ now;

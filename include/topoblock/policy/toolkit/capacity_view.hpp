@@ -10,16 +10,12 @@
 #include <cstdint>
 #include <string_view>
 
-// How a policy counts what a request needs against what the cluster offers
-// it now: the numbers behind explain() (advice/explain.hpp). A policy may
-// say its own units with an optional member
-//     toolkit::capacity_view measure(const State&, const request&) const;
-// (contiguous-block counts free sub-blocks, buddy-split free buddies);
-// without it, domain_view below counts GPUs or whole nodes per domain.
+// The numbers behind explain() (advice/explain.hpp): what a request needs
+// against what the cluster offers it now, in a policy's units (its optional
+// measure(state, req) member); without one, domain_view below.
 namespace topoblock::toolkit {
 
-// What one scope (an NVLink domain, for every built-in policy) offers one
-// part of a request, in the policy's units.
+// What one scope (an NVLink domain, say) offers one part of a request.
 struct scope_offer {
     std::uint64_t free = 0;         // units free there for the request (0 when closed to it)
     std::uint64_t most = 0;         // the most units one part could take there now
@@ -50,9 +46,12 @@ struct capacity_view {
     }
 };
 
-// Units of `req` on the up nodes of domain d, whatever is held there: GPUs,
-// whole nodes for node requests, the GPUs of whole nodes for whole-node GPU
-// requests.
+// What request_units counts, for capacity_view::unit.
+inline std::string_view unit_name(const request& req) noexcept {
+    return req.what == unit::nodes ? "whole nodes" : req.whole_nodes ? "GPUs of wholly free nodes" : "GPUs";
+}
+
+// Units of `req` on the up nodes of domain d, whatever is held there.
 template <class State>
 std::uint64_t up_units_in(const request_units<State>& units, domain_id d) noexcept {
     const auto& c = units.state.domain(d);
@@ -61,16 +60,9 @@ std::uint64_t up_units_in(const request_units<State>& units, domain_id d) noexce
     return c.up_gpus;
 }
 
-// Every domain has the same nodes of the same GPUs.
-inline bool like_domains(const topology& topo) noexcept {
-    return topo.uniform_gpus_per_node() != 0 &&
-           std::uint64_t{topo.max_domain_nodes()} * topo.domain_count() == topo.node_count();
-}
-
 // capacity_view::holding_if_emptied for the default units without a pass
-// over the domains, when that is sure: domains alike, and too few units not
-// up in the whole cluster to bring any domain below the part (every domain
-// then holds it, or none when a whole domain would not). npos32 otherwise.
+// over the domains: like domains, and too few units down in the cluster to
+// bring any domain below the part. npos32 when unsure.
 template <class State>
 std::uint32_t holding_if_emptied_at_once(const request_units<State>& units, std::uint64_t part) noexcept {
     const topology& topo = units.state.topo();
@@ -85,10 +77,8 @@ std::uint32_t holding_if_emptied_at_once(const request_units<State>& units, std:
 }
 
 // capacity_view::holding_if_emptied on a cluster of like domains, where a
-// domain with every node up holds a part exactly when `whole_holds`: each
-// domain with some node not up is asked holds_with_up_nodes(d). O(1) when
-// every node is up (or no whole domain holds the part), else a pass over
-// the domains' counters.
+// domain with every node up holds a part exactly when `whole_holds`; the
+// others are asked holds_with_up_nodes(d). O(1) when every node is up.
 template <class State, class Holds>
 std::uint32_t holding_if_emptied_on_like_domains(const State& state, bool whole_holds, Holds&& holds_with_up_nodes) {
     const topology& topo = state.topo();
@@ -101,8 +91,7 @@ std::uint32_t holding_if_emptied_on_like_domains(const State& state, bool whole_
     return n;
 }
 
-// Calls offer(d) for each domain and adds up what they offer; counts the
-// wholly free, open domains. O(domains x offer).
+// Adds up offer(d) over the domains; counts the wholly free, open domains.
 template <class State, class Offer>
 capacity_view scan_domains(const State& state, capacity_view view, Offer&& offer) {
     for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
@@ -112,16 +101,14 @@ capacity_view scan_domains(const State& state, capacity_view view, Offer&& offer
     return view;
 }
 
-// The default measure, for any policy: request units (GPUs; whole nodes for
-// node requests and whole-node GPU requests) per domain, a part fitting a
-// domain that has as many free for it (idle domains only, for exclusive
-// requests). O(domains), a few counter reads each.
+// The default measure: request units per domain (request_units::free_in),
+// a part fitting a domain that has as many free for it. O(domains).
 template <class State>
 capacity_view domain_view(const State& state, const request& req) {
     const request_units<State> units{state, req};
     const std::uint64_t part = req.part_size();
     capacity_view view;
-    view.unit = req.what == unit::nodes ? "whole nodes" : req.whole_nodes ? "GPUs of wholly free nodes" : "GPUs";
+    view.unit = unit_name(req);
     view.need = part;
     return scan_domains(state, view, [&](domain_id d) {
         scope_offer o;

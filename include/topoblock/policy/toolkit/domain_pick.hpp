@@ -44,19 +44,17 @@ auto load_domain(const State& state, const placement& out, domain_id d) {
 }
 
 // Chooses `count` nodes from `candidates` (a fixed_bitset of domain-local
-// indexes) and calls take(first, n) for each run of consecutive nodes taken.
-// Rule: the shortest run of consecutive candidates that holds them all
-// (lowest start on ties), its first nodes; when no run is long enough, whole
-// runs from the shortest up, so that long runs survive for later jobs.
-// Returns false (taking nothing) when there are too few candidates.
+// indexes), calling take(first, n) for each run taken: the first nodes of the
+// shortest run that holds them all (lowest start on ties), else whole runs
+// from the shortest up, so that long runs survive. False, taking nothing,
+// when there are too few candidates.
 template <class NodeSet, class Take>
 bool choose_tightest_runs(const NodeSet& candidates, std::uint32_t count, Take&& take) {
     if (count == 0) return true;
     struct run {
         std::uint32_t start, length;
     };
-    // Only the first run_count entries are written and read: no zeroing, as
-    // this runs on every whole-node placement.
+    // Not zeroed: only the first run_count entries are used.
     std::array<run, (NodeSet::capacity + 1) / 2> runs;
     std::size_t run_count = 0;
     std::uint32_t total = 0;
@@ -99,28 +97,10 @@ bool take_whole_nodes(Scratch& s, std::uint32_t count, placement& out) {
     });
 }
 
-// The node with the fewest open GPUs that still has `need` (lowest index on
-// ties), or node_count when none has.
-template <class Scratch>
-std::uint32_t tightest_node(const Scratch& s, std::uint32_t need) {
-    std::uint32_t best = s.node_count;
-    std::uint32_t best_free = ~0U;
-    for (std::uint32_t i = 0; i < s.node_count; ++i) {
-        const std::uint32_t f = s.open_count(i);
-        if (f >= need && f < best_free) {
-            best = i;
-            best_free = f;
-            if (f == need) break;
-        }
-    }
-    return best;
-}
-
-// Takes `count` open GPUs, packing them onto few nodes: whole nodes for each
-// full node's worth, the rest on the node it fills most tightly, so partly
-// used nodes fill first and wholly free ones stay whole. When the open GPUs
-// are too scattered for that, the nodes with the most open GPUs first.
-// Returns false (taking nothing) when fewer than `count` are open.
+// Takes `count` open GPUs: whole nodes for each full node's worth, the rest
+// on the partly open node it fills most tightly, so wholly free nodes stay
+// whole; when the open GPUs are too scattered for that, the nodes with the
+// most open GPUs first. False, taking nothing, when fewer are open.
 template <class Scratch>
 bool take_gpus(Scratch& s, std::uint32_t count, placement& out) {
     std::uint32_t open = 0, wholly_open = 0;
@@ -135,11 +115,14 @@ bool take_gpus(Scratch& s, std::uint32_t count, placement& out) {
     }
     if (open < count) return false;
     // The packed shape needs the whole nodes, plus a node for the rest: a
-    // partly open one (untouched by taking whole nodes), else one more whole.
+    // partly open one, else the first wholly open node left.
     if (whole <= wholly_open && (rest == 0 || partial < s.node_count || whole < wholly_open)) {
         take_whole_nodes(s, whole, out);
         if (rest != 0) {
-            const std::uint32_t node = partial < s.node_count ? partial : tightest_node(s, rest);
+            std::uint32_t node = partial;
+            if (node == s.node_count)
+                for (node = 0; !s.wholly_open(node); ++node) {
+                }
             const gpu_mask mine = lowest_bits(s.open[node], rest);
             out.add(s.first_node + node, mine);
             s.open[node] &= ~mine;
@@ -158,9 +141,7 @@ bool take_gpus(Scratch& s, std::uint32_t count, placement& out) {
     return true;
 }
 
-// Takes `units` of a request inside the domain: whole nodes for a node
-// request, whole nodes covering the GPUs for a whole-node GPU request, GPUs
-// otherwise.
+// Takes `units` of a request inside the domain (request_units' measure).
 template <class Scratch>
 bool take_units(Scratch& s, const request& req, std::uint32_t units, placement& out) {
     if (req.what == unit::nodes) return take_whole_nodes(s, units, out);

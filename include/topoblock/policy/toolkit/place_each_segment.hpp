@@ -14,12 +14,10 @@ namespace topoblock::toolkit {
 // A score place_each_segment never chooses: the domain cannot hold the segment.
 inline constexpr std::uint64_t no_fit = ~std::uint64_t{0};
 
-// Places each segment of a segmented request in turn in one domain: the
-// allowed domain with the smallest score(d, touched) (lowest index on ties;
-// no_fit when it cannot hold the segment), where `touched` says that earlier
-// segments took some of it (such domains are skipped when spread_segments);
-// then take(d) adds the segment to `out`. The request's shortfall when some
-// segment fits nowhere. O(domains) a segment.
+// Places each segment in turn: take(d) for the allowed domain with the
+// smallest score(d, touched) (lowest index on ties; no_fit: it cannot hold
+// the segment), `touched` when earlier segments took some of it (skipped
+// under spread_segments). The shortfall when one fits nowhere. O(domains).
 template <class State, class Score, class Take>
 errc place_each_segment(const request_units<State>& units, placement& out, Score&& score, Take&& take) {
     const request& req = units.req;

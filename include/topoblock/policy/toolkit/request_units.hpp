@@ -7,9 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace topoblock {
+namespace topoblock::toolkit {
 
-namespace toolkit {
+// Every domain has the same nodes of the same GPUs.
+inline bool like_domains(const topology& topo) noexcept {
+    return topo.uniform_gpus_per_node() != 0 &&
+           std::uint64_t{topo.max_domain_nodes()} * topo.domain_count() == topo.node_count();
+}
 
 // How a request measures a domain: in whole nodes for node requests, in GPUs
 // otherwise (a whole-node GPU request counts the GPUs of wholly free nodes).
@@ -45,8 +49,7 @@ struct request_units {
         return f.gpus;  // an upper bound for whole-node GPU requests
     }
     // Calls f(group, its free units) for each group of the level with at
-    // least `size` free units, in group order, through the state's maxima
-    // (nothing visited when no group qualifies).
+    // least `size` free units, in group order.
     template <class F>
     void for_each_group_holding(std::size_t level, std::uint64_t size, F&& f) const {
         state.for_each_group_with_free(level, req.what == unit::nodes, size,
@@ -56,10 +59,8 @@ struct request_units {
     bool allowed(domain_id d) const noexcept {
         return req.exclusive_domain ? state.domain_idle(d) : state.domain_open(d);
     }
-    // The reason when nothing fits: fragmented when the free GPUs would
-    // cover the job were they in the right shape (for node requests: a
-    // node's worth of GPUs per node asked, on uniform clusters), otherwise
-    // not enough free at all. The allocator's precheck answers the same way.
+    // The reason when nothing fits, as the allocator's precheck answers:
+    // fragmented when the free GPUs would cover the job in the right shape.
     errc shortfall(std::uint64_t size) const noexcept {
         if (req.what == unit::nodes) {
             const std::uint32_t g = state.topo().uniform_gpus_per_node();
@@ -70,6 +71,4 @@ struct request_units {
     }
 };
 
-}  // namespace toolkit
-
-}  // namespace topoblock
+}  // namespace topoblock::toolkit

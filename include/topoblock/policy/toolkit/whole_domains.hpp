@@ -1,15 +1,14 @@
 #pragma once
 
-#include <topoblock/policy/toolkit/request_units.hpp>
+#include <topoblock/config.hpp>
 #include <topoblock/policy/detail/word_windows.hpp>
+#include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
-#include <topoblock/config.hpp>
 #include <topoblock/support/bitset.hpp>
-#include <topoblock/topology/topology.hpp>
-
 #include <topoblock/support/heap_bytes.hpp>
 #include <topoblock/support/noinline.hpp>
+#include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
 #include <array>
@@ -25,8 +24,7 @@
 // base blocks, with a domain standing for a base block.
 namespace topoblock::toolkit {
 
-// Every node up and wholly free, in an open domain: then nothing is held
-// there and it is idle too, so this holds for exclusive jobs as well. Empty
+// Every node up and wholly free, in an open domain (so idle too). Empty
 // domains never are.
 template <class State>
 bool wholly_free_and_open(const State& state, domain_id d) noexcept {
@@ -34,46 +32,37 @@ bool wholly_free_and_open(const State& state, domain_id d) noexcept {
     return nodes != 0 && state.domain(d).free_nodes == nodes && state.domain_open(d);
 }
 
-// A domain this request may take whole. Wholly free and open means idle, so
-// this is the same test for exclusive requests.
+// A domain this request may take whole: the same test for every request.
 template <class State>
 bool wholly_free(const request_units<State>& units, domain_id d) noexcept {
     return wholly_free_and_open(units.state, d);
 }
 
 // The aligned windows of pick_whole_domains, kept by a policy on a cluster
-// of like domains (every domain the same nodes of the same GPUs): which
-// domains are wholly free, and for the window sizes 2^k with more than
-// `filed_above` windows of up to 64 domains (inside one word of that
-// bitset), the counts of wholly free domains each word's windows have
-// (word_windows). The other sizes have few windows, or windows of whole
-// words, and are counted when asked.
+// of like domains: which domains are wholly free, and for the window sizes
+// with more than `filed_above` windows (of up to 64 domains) the counts each
+// word's windows have (word_windows); the other sizes are counted when asked.
 class whole_domain_windows {
 public:
-    // Windows are kept only on a cluster of like domains (empty otherwise).
     template <class State>
     void attach(const State& state) {
         const topology& topo = state.topo();
         const std::uint32_t domains = topo.domain_count();
-        const std::uint32_t nodes = topo.max_domain_nodes();
         one_group_.clear();
         first_scanned_ = 0;
         small_ = {};
         total_free_ = 0;
         wholly_free_ = indexed_bitset(domains);
-        kept_ = domains != 0 && nodes != 0 && topo.uniform_gpus_per_node() != 0 &&
-                topo.node_count() == std::uint64_t{domains} * nodes;
+        kept_ = domains != 0 && topo.max_domain_nodes() != 0 && like_domains(topo);
         if (!kept_) return;
         const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
         for (std::uint64_t p = 1;; p *= 2) {
             const std::size_t k = one_group_.size();
             const auto windows = static_cast<std::uint32_t>((domains + p - 1) / p);
             std::vector<std::uint8_t>& one_group = one_group_.emplace_back(windows, 1);
-            // Sizes 1.. are filed up to the first with few windows (windows
-            // only shrink as the size grow) or past one word; that one and
-            // all larger are scanned. Windows of one domain (size 0) are
-            // never asked for: a job one domain holds does not come here
-            // (pick_whole_domains).
+            // Sizes 1.. are filed up to the first with few windows or past
+            // one word; that one and the larger are scanned. Size 0 is never
+            // asked for (pick_whole_domains answers it first).
             if (k > 0 && first_scanned_ == 0 && (windows <= filed_above || k > detail::word_windows::max_sizes))
                 first_scanned_ = k;
             for (std::uint32_t w = 0; w < windows; ++w) {
@@ -90,10 +79,7 @@ public:
         for (domain_id d = 0; d < domains; ++d) on_domain_change(state, d);
     }
 
-    // The domains one change of the state changed, each once (one domain
-    // goes to on_domain_change, policy_traits::domains_changed). A job's
-    // domains come in order, so the flips are gathered and each word of the
-    // bitset is stored, counted and refiled once.
+    // A job's domains come in order: each word is refiled once.
     template <class State>
     void on_domains_change(const State& state, std::span<const domain_id> changed) {
         if (!kept_) return;
@@ -106,19 +92,18 @@ public:
                 if (wholly_free_and_open(state, d)) bits |= std::uint64_t{1} << (d % 64);
                 else bits &= ~(std::uint64_t{1} << (d % 64));
             }
-            if (bits != was) refile_word(word, bits, was);
+            if (bits != was) refile_word(word, bits);
         }
     }
 
-    // Most changes leave the domain as wholly free as it was: that test
-    // inlines into the policy's change, and the refiling stays out of line
-    // (inlined, its registers were saved and restored on every change).
+    // Most changes leave the domain as wholly free as it was: the test
+    // inlines, the refiling stays out of line (its registers cost every change).
     template <class State>
     void on_domain_change(const State& state, domain_id d) {
         if (!kept_) return;
         TOPOBLOCK_ASSERT(d < wholly_free_.size());
-        const bool now = wholly_free_and_open(state, d);
-        if (now != wholly_free_.test(d)) refile_windows_of(d, now);
+        if (wholly_free_and_open(state, d) != wholly_free_.test(d))
+            refile_word(d / 64, wholly_free_.word(d / 64) ^ (std::uint64_t{1} << (d % 64)));
     }
 
     bool kept() const noexcept { return kept_; }
@@ -136,13 +121,10 @@ public:
     }
 
     // pick_whole_domains' choice of `domains` (at least 2) wholly free
-    // domains: appended to `chosen`; false when no window holds them. Only
+    // domains, appended to `chosen`; false when no window holds them. Only
     // when kept().
     bool pick(std::uint32_t domains, std::vector<domain_id>& chosen) const {
-        // Fewer wholly free domains in the cluster than asked is a refusal
-        // without a look at any size.
         if (total_free_ < domains) return false;
-        // Windows of fewer than `domains` domains cannot hold them.
         for (std::size_t k = std::bit_width(domains - 1); k < one_group_.size(); ++k) {
             const std::uint32_t w = k < first_scanned_ ? small_.find(k, domains, wholly_free_) : scanned_window(k, domains);
             if (w != npos32) {
@@ -153,8 +135,7 @@ public:
         return false;
     }
 
-    // Recounts every window from the state: an empty string, or what
-    // disagrees. O(domains x log domains): for tests.
+    // Recounts from the state: empty, or what disagrees. For tests.
     template <class State>
     std::string check(const State& state) const {
         if (!kept_) return {};
@@ -170,16 +151,11 @@ public:
     }
 
 private:
-    TOPOBLOCK_NOINLINE void refile_windows_of(domain_id d, bool wholly_free_now) {
-        const std::uint64_t was = wholly_free_.word(d / 64);
-        const std::uint64_t bit = std::uint64_t{1} << (d % 64);
-        refile_word(d / 64, wholly_free_now ? was | bit : was & ~bit, was);
-    }
-    // Word `word` of the wholly free domains goes from `was` to `now`.
-    void refile_word(std::size_t word, std::uint64_t now, std::uint64_t was) {
-        wholly_free_.set_word(word, now);
+    // Word `word` of the wholly free domains is now `now`.
+    TOPOBLOCK_NOINLINE void refile_word(std::size_t word, std::uint64_t now) {
         total_free_ += count_bits(now);
-        total_free_ -= count_bits(was);
+        total_free_ -= count_bits(wholly_free_.word(word));
+        wholly_free_.set_word(word, now);
         if (small_.sizes() != 0) small_.refile_word(word, now);
     }
 
@@ -187,8 +163,7 @@ private:
 
     // The window of 2^k domains (a scanned size) that holds `domains`:
     // inside one group first, then the fewest wholly free, then the lowest;
-    // npos32 when none does. A scanned size has few windows (or windows of
-    // whole words), so counting each window's bits is cheap.
+    // npos32 when none does.
     std::uint32_t scanned_window(std::size_t k, std::uint32_t domains) const noexcept {
         const std::vector<std::uint8_t>& one_group = one_group_[k];
         std::uint32_t best = npos32, best_free = 0;
@@ -203,7 +178,6 @@ private:
         return best;
     }
     // The first `domains` wholly free domains of window w of 2^k.
-    // A word of the bitset at a time: the window holds them all.
     void take_window(std::size_t k, std::uint32_t w, std::uint32_t domains, std::vector<domain_id>& chosen) const {
         const std::size_t first = std::size_t{w} << k;
         std::size_t word = first / 64;
@@ -219,31 +193,22 @@ private:
     indexed_bitset wholly_free_;
     std::uint32_t total_free_ = 0;                   // wholly free domains in the cluster
     std::vector<std::vector<std::uint8_t>> one_group_;  // [k][w]: window w of 2^k domains lies inside one group
-    // Sizes 1 .. first_scanned_ - 1 are filed by word in small_; the rest
-    // are scanned.
-    std::size_t first_scanned_ = 0;
+    std::size_t first_scanned_ = 0;  // sizes below it are filed in small_
     detail::word_windows small_;
 };
 
 // Chooses wholly free domains that together hold `size` units. Rule: the
-// smallest aligned window of 2^k consecutive domains (k = 0, 1, 2, ...; a
-// window starts at a multiple of its size, and the last one spans the whole
-// cluster) whose wholly free domains hold the job in no more domains than
-// the empty cluster would need (topology::fewest_domains_for, the largest
-// domains first); among windows of that size, first those inside one group
-// of the nearest level, then the one with the least wholly free capacity
-// (best fit), then the lowest. In the window, the largest wholly free
-// domains (lowest index among equals) until the job is covered, the last of
-// them swapped for the smallest one left that holds the rest (lowest index
-// among equals). locality::prefer and any: when no window holds the job in
-// so few domains, the same without the limit. `chosen`: the domains held
-// whole in index order, then the one holding the rest. On a cluster of like
-// domains this is every window's wholly free domains in index order, and
-// the limit never binds. Returns false when no window holds the job.
-// Cost: O(domains x log domains), O(domains x log^2 domains) on mixed
-// clusters; a lookup for a job one domain holds on a cluster of like
-// domains, and O(log domains) lookups for any job when the policy keeps
-// `windows`.
+// smallest aligned window of 2^k consecutive domains (k = 0, 1, ...; the last
+// spans the cluster) whose wholly free domains hold the job in no more
+// domains than the empty cluster would need (topology::fewest_domains_for);
+// among windows of that size, those inside one group of the nearest level
+// first, then the least wholly free capacity, then the lowest. In the window,
+// the largest wholly free domains (lowest index among equals) until the job
+// is covered, the last swapped for the smallest one left that holds the rest.
+// locality::prefer and any: failing that, the same without the limit.
+// `chosen`: the domains held whole in index order, then the one holding the
+// rest. False when no window holds the job. Cost: O(domains x log domains),
+// O(log domains) lookups when the policy keeps `windows`.
 template <class State>
 bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, std::vector<domain_id>& chosen,
                         const whole_domain_windows* windows = nullptr) {
@@ -252,11 +217,7 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
     const group_level* level = topo.levels().empty() ? nullptr : &topo.levels().front();
     chosen.clear();
     if (windows != nullptr && windows->kept()) {
-        // A job one domain holds (the windows are kept on clusters of like
-        // domains only): any window that holds it contains a wholly free
-        // domain that holds it alone, so the rule ends at windows of one
-        // domain with the lowest wholly free one, which the windows know.
-        // This keeps 65-72 GPU buddy jobs and refusals off the scan below.
+        // A job one domain holds: the lowest wholly free domain (like domains).
         const std::uint64_t per_domain = units.capacity_of(0);
         if (size <= per_domain) {
             const std::uint32_t d = windows->first_wholly_free();
@@ -267,9 +228,8 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
         const std::uint64_t needed = (size + per_domain - 1) / per_domain;
         return needed <= domains && windows->pick(static_cast<std::uint32_t>(needed), chosen);
     }
-    // Fills `chosen` from the window [start, end) as the rule says; false
-    // when its wholly free domains do not hold the job in `most` domains.
-    // `chosen` is the scratch too, so that a warm decision allocates nothing.
+    // Fills `chosen` (the scratch too) from the window [start, end) as the
+    // rule says; false when it does not hold the job in `most` domains.
     const auto larger = [&](domain_id a, domain_id b) {
         const std::uint64_t ca = units.capacity_of(a), cb = units.capacity_of(b);
         return ca != cb ? ca > cb : a < b;
@@ -294,7 +254,7 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
         return true;
     };
     const std::uint64_t fewest = topo.fewest_domains_for(size, units.req.what == unit::nodes);
-    const bool uniform = topo.uniform_gpus_per_node() != 0 && topo.node_count() == std::uint64_t{domains} * topo.max_domain_nodes();
+    const bool uniform = like_domains(topo);
     for (const std::uint64_t most : {fewest, std::uint64_t{npos32}}) {
         if (most == npos32 && (units.req.where == locality::require || fewest == npos32 || uniform)) return false;
         for (std::uint64_t p = 1;; p *= 2) {
@@ -328,9 +288,7 @@ bool pick_whole_domains(const request_units<State>& units, std::uint64_t size, s
     return false;
 }
 
-// Adds every node of domain `d`, whole, to the placement: a wholly free
-// domain (pick_whole_domains chooses only those), so every GPU of every
-// node.
+// Adds every GPU of wholly free domain `d` to the placement.
 template <class State>
 void take_whole_domain(const State& state, domain_id d, placement& out) {
     const domain_shape info = state.topo().shape(d);
@@ -338,8 +296,7 @@ void take_whole_domain(const State& state, domain_id d, placement& out) {
 }
 
 // Takes every domain of `chosen` (pick_whole_domains' answer) but the last
-// whole, and returns what they cover in the request's units: the rest of
-// the request goes into the last one.
+// whole; returns what they cover in the request's units.
 template <class State>
 std::uint64_t take_all_but_last(const request_units<State>& units, std::span<const domain_id> chosen, placement& out) {
     std::uint64_t covered = 0;
