@@ -2,6 +2,7 @@
 
 #include <topoblock/config.hpp>
 #include <topoblock/policy/best_fit.hpp>
+#include <topoblock/policy/toolkit/capacity_view.hpp>
 #include <topoblock/policy/toolkit/request_units.hpp>
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
@@ -177,6 +178,13 @@ struct fragmentation_aware {
     }
 
     std::size_t memory_bytes() const noexcept { return best_.memory_bytes() + mix_.memory_bytes() + heap_bytes(given_); }
+
+    // explain()'s numbers: best-fit's, from the buckets the two share, so
+    // that explain() is not O(domains) here either.
+    template <class State>
+    toolkit::capacity_view measure(const State& state, const request& req) const {
+        return best_.measure(state, req);
+    }
 
     // best-fit's buckets and the value table against a recount. For tests.
     template <class State>
