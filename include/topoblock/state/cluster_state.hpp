@@ -234,7 +234,7 @@ public:
             return !domain_open(d) || (asked.exclusive_domain && touch_mark_[d] != change_ && domains_[d].held_gpus != 0);
         };
         // Whole, wholly free racks name their holder once per rack, not per
-        // GPU (best-fit multi_domain +17% without); else, a fresh change.
+        // GPU, which keeps multi-domain jobs cheap; else, a fresh change.
         if (where.front().nodes >= topo_.max_domain_nodes()) {
             if (commit_racks(asked, pieces, slot, options)) return id_of(slot);
             begin_change();
