@@ -249,6 +249,7 @@ public:
         const topology& topo = state.topo();
         layouts_.clear();
         for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
+        free_block_words_.assign(std::size_t{topo.domain_count()} * State::node_set::word_count, 0);
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
             uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
@@ -357,7 +358,7 @@ public:
             toolkit::scope_offer o;
             if (block == 0) return o;
             fewest = std::min(fewest, (need + block - 1) / block);
-            const auto free = free_blocks_for(state, d);
+            const auto free = kept_blocks<typename State::node_set>(d);
             if (free.any() && units.allowed(d)) {
                 o.free = free.count();
                 o.most = (detail::summarize_blocks(l, free).longest_run_gpus + block - 1) / block;
@@ -375,7 +376,8 @@ public:
 
     // Heap bytes of what the policy keeps besides the state.
     std::size_t memory_bytes() const noexcept {
-        return heap_bytes(layouts_) + heap_bytes(key_of_blocks_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
+        return heap_bytes(layouts_) + heap_bytes(free_block_words_) +
+               heap_bytes(key_of_blocks_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
                heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
@@ -398,7 +400,7 @@ public:
                 return "contiguous-block: stale wholly free nodes" + where;
             const auto free = detail::free_blocks_among(nodes, l);
             const auto s = detail::summarize_blocks(l, free);
-            if (!(free_blocks_for(state, d) == free))
+            if (!(kept_blocks<typename State::node_set>(d) == free))
                 return "contiguous-block: stale free sub-blocks" + where;
             if (by_blocks_and_run_.key_of(d) != key_of(s)) return "contiguous-block: bucket is wrong" + where;
         }
@@ -456,10 +458,19 @@ private:
         return view;
     }
 
+    // Most changes (a GPU taken on a partly used node, a node freed beside
+    // a busy one of its sub-block) leave the free sub-blocks as they were,
+    // and then the buckets stand.
     template <class State>
     void refile_blocks(const State& state, domain_id d) {
-        const auto blocks = free_blocks_for(state, d);
-        by_blocks_and_run_.assign(d, key_of_blocks_.empty() ? key_of(detail::summarize_blocks(layouts_[d], blocks))
+        const detail::block_layout& l = layouts_[d];
+        const std::uint32_t free_nodes = state.domain_open(d) ? state.domain(d).free_nodes : 0;
+        typename State::node_set blocks;
+        // None or all free (the racks of multi-domain jobs): no node set is walked.
+        if (free_nodes == l.node_count()) blocks.set_range(0, l.count());
+        else if (free_nodes != 0) blocks = detail::free_blocks_among(state.free_nodes_in(d), l);
+        if (!keep_blocks(d, blocks)) return;
+        by_blocks_and_run_.assign(d, key_of_blocks_.empty() ? key_of(detail::summarize_blocks(l, blocks))
                                                             : key_of_blocks_[blocks.word(0)]);
     }
 
@@ -485,23 +496,36 @@ private:
         return req.what == unit::nodes ? units * state.topo().shape(d).gpus_per_node : units;
     }
 
-    // The free sub-blocks of `d` (none when closed) less the nodes the job
-    // already holds there (`taken`: earlier segments, the whole domains of
-    // a multi-domain job).
-    template <class State>
-    typename State::node_set free_blocks_for(const State& state, domain_id d, const placement& taken = {}) const {
-        const detail::block_layout& l = layouts_[d];
-        const std::uint32_t free_nodes = state.domain_open(d) ? state.domain(d).free_nodes : 0;
-        typename State::node_set free;
-        if (free_nodes == 0) return free;
-        if (free_nodes == l.node_count() && taken.empty()) {  // the racks of multi-domain jobs: no node set walked
-            free.set_range(0, l.count());
-            return free;
+    // Domain `d`'s free sub-blocks as refile_blocks last kept them.
+    template <class Set>
+    Set kept_blocks(domain_id d) const noexcept {
+        Set set;
+        for (std::size_t w = 0; w < Set::word_count; ++w) set.set_word(w, free_block_words_[d * Set::word_count + w]);
+        return set;
+    }
+
+    // Keeps `set` as domain `d`'s free sub-blocks; false when they were so.
+    template <class Set>
+    bool keep_blocks(domain_id d, const Set& set) noexcept {
+        std::uint64_t* entry = &free_block_words_[std::size_t{d} * Set::word_count];
+        bool changed = false;
+        for (std::size_t w = 0; w < Set::word_count; ++w) {
+            changed = changed || entry[w] != set.word(w);
+            entry[w] = set.word(w);
         }
-        typename State::node_set nodes = state.free_nodes_in(d);
+        return changed;
+    }
+
+    // The free sub-blocks of `d` less the nodes the job already holds there
+    // (`taken`: earlier segments, the whole domains of a multi-domain job).
+    template <class State>
+    typename State::node_set free_blocks_for(const State& state, domain_id d, const placement& taken) const {
+        if (taken.empty()) return kept_blocks<typename State::node_set>(d);
         const domain_shape info = state.topo().shape(d);
+        typename State::node_set nodes;
+        if (state.domain_open(d)) nodes = state.free_nodes_in(d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
-        return detail::free_blocks_among(nodes, l);
+        return detail::free_blocks_among(nodes, layouts_[d]);
     }
 
     // Adds the best window for `need` GPUs in `d` to `out`; the window is
@@ -582,6 +606,7 @@ private:
     std::uint32_t block_gpus_;
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
+    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks (none when closed), as node-set words
     std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
