@@ -475,6 +475,7 @@ private:
         const domain_shape info = topo.shape(0);
         const std::uint64_t part = req.part_size();
         const std::uint32_t level = need(state, req, part, 0);
+        const std::uint32_t root = detail::root_level(info);
         toolkit::capacity_view view;
         view.most_is = "the largest free buddy";
         view.free = state.available().gpus;
@@ -485,7 +486,7 @@ private:
                 view.most = std::uint64_t{1} << l;
                 break;
             }
-        if (detail::root_level(info) == detail::no_level) return view;
+        if (root == detail::no_level) return view;
         if (!fits_a_buddy(req, part)) {
             // A wholly free domain takes the part whole; one with a node not up holds nothing.
             if (toolkit::request_units<State>{state, req}.capacity_of(0) < part) return view;

@@ -37,7 +37,6 @@ struct block_layout {
     std::uint32_t full_blocks = 0;
     std::uint32_t tail_nodes = 0;
     std::uint32_t gpus_per_node = 0;
-    std::uint64_t full_block_starts = 0;  // domains of up to 64 nodes: bit first_node(b) of each full block b
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
     // them (at least one). nodes_per_block stops at one past the domain's
@@ -51,8 +50,6 @@ struct block_layout {
         }
         l.full_blocks = info.node_count / l.nodes_per_block;
         l.tail_nodes = info.node_count % l.nodes_per_block;
-        for (std::uint32_t b = 0; info.node_count <= 64 && b < l.full_blocks; ++b)
-            l.full_block_starts |= std::uint64_t{1} << l.first_node(b);
         return l;
     }
     std::uint32_t count() const noexcept { return full_blocks + (tail_nodes != 0 ? 1U : 0U); }
@@ -108,27 +105,14 @@ TOPOBLOCK_ALWAYS_INLINE NodeSet free_blocks_among(const NodeSet& free_nodes, con
     const std::uint32_t per_block = l.nodes_per_block, full = l.full_blocks;
     const std::uint32_t tail_start = full * per_block, tail_end = tail_start + l.tail_nodes;
     NodeSet free;
-    if constexpr (NodeSet::word_count == 1) {
-        // Domains of up to 64 nodes: a step per free block, not per run.
-        const std::uint64_t nodes = free_nodes.word(0);
-        std::uint64_t runs = nodes;  // bit i: nodes i .. i + per_block - 1 all free
-        for (std::uint32_t k = 1; k < per_block && k < 64; ++k) runs &= nodes >> k;
-        std::uint64_t blocks = 0;
-        for (std::uint64_t starts = runs & l.full_block_starts; starts != 0; starts &= starts - 1)
-            blocks |= std::uint64_t{1} << (static_cast<std::uint32_t>(std::countr_zero(starts)) / per_block);
-        const std::uint64_t tail = full_gpu_mask(tail_end - tail_start);
-        if (tail_end != tail_start && ((nodes >> tail_start) & tail) == tail) blocks |= std::uint64_t{1} << full;
-        free.set_word(0, blocks);
-    } else {
-        // A run of free nodes at a time: its full blocks, and the short last
-        // one when the run covers it.
-        for_each_free_run(free_nodes, [&](std::uint32_t a, std::uint32_t e) {
-            const std::uint32_t first = (a + per_block - 1) / per_block;
-            const std::uint32_t end = std::min(e / per_block, full);
-            if (end > first) free.set_range(first, end - first);
-            if (tail_end != tail_start && a <= tail_start && e >= tail_end) free.set(full);
-        });
-    }
+    // A run of free nodes at a time: its full blocks, and the short last one
+    // when the run covers it.
+    for_each_free_run(free_nodes, [&](std::uint32_t a, std::uint32_t e) {
+        const std::uint32_t first = (a + per_block - 1) / per_block;
+        const std::uint32_t end = std::min(e / per_block, full);
+        if (end > first) free.set_range(first, end - first);
+        if (tail_end != tail_start && a <= tail_start && e >= tail_end) free.set(full);
+    });
     return free;
 }
 
@@ -217,8 +201,8 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 // Cost: a key lookup per row of free sub-block counts passed (node requests
 // on mixed node sizes and exclusive jobs: a walk over a row's domains), and
 // a few bit scans per free run of the chosen domain; O(domains) for
-// segments. Keeping the summaries: the domain's free sub-blocks from its
-// wholly free nodes per change, and when they changed one bucket move.
+// segments. Per change: the domain's free sub-blocks from its wholly free
+// nodes, and one bucket move when they changed.
 class contiguous_block {
 public:
     // The size is checked against the topology when the allocator is built.
@@ -381,8 +365,8 @@ public:
                heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
-    // Compares the kept summaries with a recount from each node's health and
-    // unheld GPUs: an empty string, or what disagrees. For tests.
+    // Compares the kept free sub-blocks and buckets with a recount from each
+    // node's health and unheld GPUs: an empty string, or what disagrees.
     template <class State>
     std::string check(const State& state) const {
         if (layouts_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
@@ -423,9 +407,8 @@ private:
     }
 
     // measure() on domains all cut alike, for a request that is not
-    // exclusive, from the buckets: each filed key gives its domains' free
-    // sub-blocks and longest run, and the wholly free domains (filed
-    // nowhere) all of theirs. O(keys filed x domains / 64).
+    // exclusive, from the buckets (each key gives its domains' free
+    // sub-blocks and longest run) and the wholly free domains, filed nowhere.
     template <class State>
     toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
         const detail::block_layout& l = layouts_.front();
@@ -476,9 +459,8 @@ private:
 
     // Where a domain of this summary is filed: its free sub-blocks, then the
     // class of its longest run; nowhere with none free, nor with all free
-    // when the whole-domain windows are kept: tightest_domain takes those
-    // from the windows, and a rack a multi-domain job takes or gives back
-    // moves no bucket.
+    // when the whole-domain windows are kept (tightest_domain takes those
+    // from the windows, and whole racks move no bucket).
     std::uint32_t key_of(const detail::block_summary& s) const noexcept {
         if (s.free_blocks == 0 || s.free_blocks == whole_blocks_) return npos32;
         return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
@@ -496,7 +478,8 @@ private:
         return req.what == unit::nodes ? units * state.topo().shape(d).gpus_per_node : units;
     }
 
-    // Domain `d`'s free sub-blocks as refile_blocks last kept them.
+    // Domain `d`'s free sub-blocks as refile_blocks last kept them (kept:
+    // reading them from the state's nodes made explain 18% slower).
     template <class Set>
     Set kept_blocks(domain_id d) const noexcept {
         Set set;
