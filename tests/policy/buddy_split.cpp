@@ -221,4 +221,21 @@ TEST_CASE("buddy-split: domains of 64 nodes and nodes of 64 GPUs") {
     CHECK(wide.policy().check(wide.state()).empty());
 }
 
+// Domains of more than 64 nodes (a larger capacity): the buddies of 64
+// nodes and more are whole words of the node sets (this did not compile).
+TEST_CASE("buddy-split: domains of more than 64 nodes") {
+    auto a = basic_allocator<buddy_split, capacity<144>>::create(*parse_topology_spec("grid:2:144:4"));
+    REQUIRE(a);
+    CHECK(a->policy().check(a->state()).empty());
+    const auto big = a->try_allocate(request::gpus(512));  // the 128-node root of domain 0
+    REQUIRE(big);
+    CHECK(a->find(*big)->pieces.front().node == 0);
+    const auto small = a->try_allocate(request::gpus(3));  // the split of the 16-node root
+    REQUIRE(small);
+    CHECK(a->find(*small)->pieces.front().node == 128);
+    CHECK(a->policy().check(a->state()).empty());
+    REQUIRE(a->release(*big));
+    CHECK(a->policy().check(a->state()).empty());
+}
+
 }  // namespace test_policy_buddy_split

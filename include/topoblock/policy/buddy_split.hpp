@@ -61,58 +61,6 @@ inline std::uint32_t root_level(const domain_shape& info) noexcept {
     return static_cast<std::uint32_t>(std::bit_width(info.gpu_count()) - 1);
 }
 
-// 0: no GPU of the buddy is open; 1: some; 2: all.
-template <class Scratch>
-int buddy_openness(const Scratch& s, std::uint32_t offset, std::uint32_t level) noexcept {
-    const std::uint32_t size = std::uint32_t{1} << level;
-    const std::uint32_t g = s.gpus_per_node;
-    if (size >= g) {
-        bool any = false, all = true;
-        for (std::uint32_t i = offset / g; i < (offset + size) / g; ++i) {
-            any = any || s.open[i] != 0;
-            all = all && s.wholly_open(i);
-        }
-        return all ? 2 : (any ? 1 : 0);
-    }
-    const gpu_mask m = full_gpu_mask(size) << (offset % g);
-    const gpu_mask open = s.open[offset / g] & m;
-    return open == m ? 2 : (open != 0 ? 1 : 0);
-}
-
-template <class Scratch, class F>
-void visit_buddies(const Scratch& s, std::uint32_t offset, std::uint32_t level, F& f) {
-    const int open = buddy_openness(s, offset, level);
-    if (open == 2) {
-        f(buddy{offset, level});
-    } else if (open == 1 && level > 0) {
-        visit_buddies(s, offset, level - 1, f);
-        visit_buddies(s, offset + (std::uint32_t{1} << (level - 1)), level - 1, f);
-    }
-}
-
-// Calls f(buddy) for each free buddy whose parent is not free (the buddy
-// allocator's free lists), by offset. A domain's GPUs form a forest of
-// maximal aligned power-of-two roots (72 = 64 + 8: 16 trays + 2 trays).
-// Derived from the open GPUs, so free buddies are always coalesced.
-template <class Scratch, class F>
-void for_each_free_buddy(const Scratch& s, F&& f) {
-    if (s.node_count == 0 || !std::has_single_bit(s.gpus_per_node)) return;
-    const std::uint32_t total = s.node_count * s.gpus_per_node;
-    for (std::uint32_t offset = 0; offset < total;) {
-        const std::uint32_t size = std::bit_floor(total - offset);
-        visit_buddies(s, offset, static_cast<std::uint32_t>(std::countr_zero(size)), f);
-        offset += size;
-    }
-}
-
-// The free buddies' levels as a mask (bit L: some free buddy of 2^L GPUs).
-template <class Scratch>
-std::uint64_t free_buddy_levels(const Scratch& s) {
-    std::uint64_t levels = 0;
-    for_each_free_buddy(s, [&](buddy b) { levels |= std::uint64_t{1} << b.level; });
-    return levels;
-}
-
 // The smallest level >= `need` in `levels`, or no_level.
 inline std::uint32_t smallest_level_at_least(std::uint64_t levels, std::uint32_t need) noexcept {
     if (need >= 64) return no_level;
@@ -120,36 +68,14 @@ inline std::uint32_t smallest_level_at_least(std::uint64_t levels, std::uint32_t
     return fit == 0 ? no_level : static_cast<std::uint32_t>(std::countr_zero(fit));
 }
 
-// Takes the lowest 2^need GPUs of the smallest free buddy that holds them
-// (lowest offset on ties): the buddy allocator's split. Returns false when no
-// free buddy is large enough.
-template <class Scratch>
-bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
-    buddy best{0, no_level};
-    for_each_free_buddy(s, [&](buddy b) {
-        if (b.level >= need && b.level < best.level) best = b;
-    });
-    if (best.level == no_level) return false;
-    const std::uint32_t size = std::uint32_t{1} << need;
-    const std::uint32_t g = s.gpus_per_node;
-    if (size >= g) {
-        for (std::uint32_t i = best.offset / g; i < (best.offset + size) / g; ++i) out.add(s.first_node + i, s.open[i]);
-    } else {
-        out.add(s.first_node + best.offset / g, full_gpu_mask(size) << (best.offset % g));
-    }
-    return true;
-}
-
-// The same free buddies found with word operations on bit masks (one bit per
-// node or per GPU, as the state keeps them): this runs on every change of a
-// domain and on every placement.
-//
-// Bit p of aligned_chunks(chunks, j) is set when bits p .. p + 2^(j+1) - 1
-// are all set and p is a multiple of 2^(j+1), given `chunks` with the same
-// for 2^j. Bits past the domain's end are clear, so a chunk never reaches
-// past it; and as the roots of a domain's forest run largest first, every
-// aligned chunk inside the domain lies inside one root, and a root's parent
-// chunk always reaches past the end: a root is listed whenever it is free.
+// The free buddies are found with word operations on bit masks (one bit per
+// node or per GPU). Bit p of aligned_chunks(chunks, j) is set when bits
+// p .. p + 2^(j+1) - 1 are all set and p is a multiple of 2^(j+1), given
+// `chunks` with the same for 2^j. Bits past the domain's end are clear, so
+// a chunk never reaches past it; and as the roots of a domain's forest run
+// largest first, every aligned chunk inside the domain lies inside one
+// root, and a root's parent chunk always reaches past the end: a root is
+// listed whenever it is free.
 inline constexpr std::uint64_t aligned_chunk_starts[] = {0x5555555555555555ULL, 0x1111111111111111ULL,
                                                          0x0101010101010101ULL, 0x0001000100010001ULL,
                                                          0x0000000100000001ULL, 0x0000000000000001ULL};
@@ -159,14 +85,12 @@ constexpr std::uint64_t aligned_chunks(std::uint64_t chunks, std::uint32_t j) no
 }
 
 // Calls f(j, listed) for each j with some free chunk of 2^j bits whose
-// parent is not free (`listed`: their first bits), j ascending; `bits` are
-// the free units (nodes, or GPUs of one node).
+// parent is not free (`listed`: their first bits), j ascending.
 template <class F>
 constexpr void for_each_listed_chunk_size(std::uint64_t bits, F&& f) {
     for (std::uint32_t j = 0; bits != 0; ++j) {
         const std::uint64_t parents = aligned_chunks(bits, j);
-        // A free 64-bit parent (j = 6: 64 free nodes or GPUs) has no chunk
-        // of 2^7 above it: the shift reaches the word's width.
+        // A free 64-bit parent has no chunk of 2^7 above it: the shift reaches the word's width.
         const std::uint64_t listed = bits & ~(parents | detail::shift_up(parents, std::uint32_t{1} << j));
         if (listed != 0) f(j, listed);
         bits = parents;
@@ -180,9 +104,8 @@ constexpr std::uint64_t listed_chunk_sizes(std::uint64_t bits) noexcept {
     return sizes;
 }
 
-// listed_chunk_sizes of a node's free GPUs, read from a table for nodes of
-// up to 8 GPUs (every NVIDIA system): a partly used node's share of its
-// domain's free buddy levels, without a loop whose length depends on them.
+// listed_chunk_sizes of a node's free GPUs, from a table for nodes of up to
+// 8 GPUs: no loop whose length depends on them.
 inline std::uint64_t listed_gpu_chunk_sizes(gpu_mask free) noexcept {
     static constexpr auto table = [] {
         std::array<std::uint8_t, 256> t{};
@@ -192,100 +115,165 @@ inline std::uint64_t listed_gpu_chunk_sizes(gpu_mask free) noexcept {
     return free < table.size() ? table[free] : listed_chunk_sizes(free);
 }
 
-// The free chunks of 2^j bits whose parent is not free, by their first bit.
-inline std::uint64_t listed_chunks(std::uint64_t bits, std::uint32_t size_log) noexcept {
-    std::uint64_t found = 0;
-    for_each_listed_chunk_size(bits, [&](std::uint32_t j, std::uint64_t listed) {
-        if (j == size_log) found = listed;
-    });
-    return found;
+// Calls f(j, first, step, listed) for each set of free chunks of 2^j nodes
+// in `whole` whose parent is not free: bit b of `listed` is the chunk from
+// node first + b * step. Chunks of 64 nodes or more are whole words, found
+// the same way from a bit per full word.
+template <class NodeSet, class F>
+TOPOBLOCK_ALWAYS_INLINE void for_each_listed_node_chunks(const NodeSet& whole, F&& f) {
+    static_assert(NodeSet::word_count <= 64);
+    std::uint64_t full_words = 0;
+    for (std::uint32_t w = 0; w < NodeSet::word_count; ++w) {
+        for_each_listed_chunk_size(whole.word(w), [&](std::uint32_t j, std::uint64_t listed) {
+            if (j < 6) f(j, w * 64, 1U, listed);
+        });
+        if (~whole.word(w) == 0) full_words |= std::uint64_t{1} << w;
+    }
+    for_each_listed_chunk_size(full_words, [&](std::uint32_t j, std::uint64_t listed) { f(j + 6, 0U, 64U, listed); });
 }
 
-// A domain's wholly usable nodes and the nodes with some but not all of
-// their GPUs usable, read from the state's per-domain node sets: no pass
-// over the nodes. Only for domains of at most 64 nodes.
-struct domain_usable_bits {
-    std::uint64_t whole = 0;
-    std::uint64_t partial = 0;
+// Calls f(i) for each node i of `nodes`, lowest first, until f returns
+// true; returns whether it did.
+template <class NodeSet, class F>
+TOPOBLOCK_ALWAYS_INLINE bool any_node(const NodeSet& nodes, F&& f) {
+    for (std::uint32_t w = 0; w < NodeSet::word_count; ++w)
+        for (std::uint64_t rest = nodes.word(w); rest != 0; rest &= rest - 1)
+            if (f(w * 64 + static_cast<std::uint32_t>(std::countr_zero(rest)))) return true;
+    return false;
+}
+
+// A domain's usable GPUs as words: its wholly usable nodes, those with some
+// but not all GPUs usable, and usable(i), node i's usable GPUs. Nodes of
+// g GPUs, a power of two.
+template <class NodeSet, class Usable>
+struct buddy_words {
+    NodeSet whole, partial;
+    std::uint32_t g = 0;
+    Usable usable;
+
+    std::uint32_t node_level() const noexcept { return static_cast<std::uint32_t>(std::countr_zero(g)); }
+
+    // Bit L: some free buddy of 2^L GPUs whose parent is not free.
+    std::uint64_t levels() const {
+        std::uint64_t levels = 0;
+        for_each_listed_node_chunks(whole, [&](std::uint32_t j, std::uint32_t, std::uint32_t, std::uint64_t) {
+            levels |= std::uint64_t{1} << (j + node_level());
+        });
+        any_node(partial, [&](std::uint32_t i) {
+            levels |= listed_gpu_chunk_sizes(usable(i));
+            return false;
+        });
+        return levels;
+    }
+
+    // Calls f(buddy) for each free buddy whose parent is not free (the
+    // buddy allocator's free lists): whole nodes' by size, then each partly
+    // usable node's.
+    template <class F>
+    void for_each_free(F&& f) const {
+        for_each_listed_node_chunks(whole, [&](std::uint32_t j, std::uint32_t first, std::uint32_t step, std::uint64_t listed) {
+            for (; listed != 0; listed &= listed - 1)
+                f(buddy{(first + step * static_cast<std::uint32_t>(std::countr_zero(listed))) * g, j + node_level()});
+        });
+        any_node(partial, [&](std::uint32_t i) {
+            for_each_listed_chunk_size(usable(i), [&](std::uint32_t j, std::uint64_t listed) {
+                for (; listed != 0; listed &= listed - 1)
+                    f(buddy{i * g + static_cast<std::uint32_t>(std::countr_zero(listed)), j});
+            });
+            return false;
+        });
+    }
+
+    // Takes the lowest 2^need GPUs of the smallest free buddy that holds
+    // them, lowest offset on ties (the buddy allocator's split), given
+    // levels(); false when no free buddy is large enough.
+    bool take(node_id first_node, std::uint64_t free_levels, std::uint32_t need, placement& out) const {
+        const std::uint32_t level = smallest_level_at_least(free_levels, need);
+        if (level == no_level) return false;
+        const std::uint32_t size = std::uint32_t{1} << need;
+        bool found = false;
+        const auto add = [&](std::uint32_t node, std::uint32_t gpu) {
+            if (size >= g) out.add_nodes(first_node + node, size / g, full_gpu_mask(g));
+            else out.add(first_node + node, full_gpu_mask(size) << gpu);
+            found = true;
+        };
+        if (level >= node_level()) {
+            for_each_listed_node_chunks(whole, [&](std::uint32_t j, std::uint32_t first, std::uint32_t step, std::uint64_t listed) {
+                if (!found && j + node_level() == level) add(first + step * static_cast<std::uint32_t>(std::countr_zero(listed)), 0);
+            });
+            return found;
+        }
+        return any_node(partial, [&](std::uint32_t i) {
+            for_each_listed_chunk_size(usable(i), [&](std::uint32_t j, std::uint64_t listed) {
+                if (j == level) add(i, static_cast<std::uint32_t>(std::countr_zero(listed)));
+            });
+            return found;
+        });
+    }
 };
 
-// `g`: the domain's GPUs per node.
-template <class State>
-domain_usable_bits usable_bits(const State& state, domain_id d, std::uint32_t g) noexcept {
-    static_assert(State::node_set::word_count == 1);
-    domain_usable_bits u;
-    if (!state.domain_open(d)) return u;
-    const auto set = [&](std::uint32_t k) { return state.nodes_with_unheld(d, k).word(0); };
-    u.whole = set(g);
-    // 4-GPU trays (NVL72) without a loop.
-    if (g == 4) u.partial = set(1) | set(2) | set(3);
-    else
-        for (std::uint32_t k = 1; k < g; ++k) u.partial |= set(k);
-    return u;
+template <class NodeSet, class Usable>
+buddy_words<NodeSet, Usable> make_buddy_words(const NodeSet& whole, const NodeSet& partial, std::uint32_t g, Usable usable) {
+    return {whole, partial, g, usable};
 }
 
-// free_buddy_levels of the domain, from the state's node sets and the
-// partly used nodes' masks.
+// The words of a domain's open GPUs in a scratch (toolkit::load_domain).
+template <class Scratch>
+auto words_of(const Scratch& s) {
+    fixed_bitset<sizeof(s.open) / sizeof(gpu_mask)> whole, partial;
+    for (std::uint32_t i = 0; i < s.node_count; ++i) {
+        if (s.wholly_open(i)) whole.set(i);
+        else if (s.open[i] != 0) partial.set(i);
+    }
+    return make_buddy_words(whole, partial, s.gpus_per_node, [&s](std::uint32_t i) { return s.open[i]; });
+}
+
+// The words of domain d as the state has it, from its node sets (none when
+// the domain is closed).
+template <class State>
+TOPOBLOCK_ALWAYS_INLINE auto words_of(const State& state, domain_id d) {
+    const domain_shape info = state.topo().shape(d);
+    typename State::node_set whole, partial;
+    if (state.domain_open(d)) {
+        whole = state.nodes_with_unheld(d, info.gpus_per_node);
+        for (std::size_t w = 0; w < State::node_set::word_count; ++w) {
+            std::uint64_t bits = 0;
+            for (std::uint32_t k = 1; k < info.gpus_per_node; ++k) bits |= state.nodes_with_unheld(d, k).word(w);
+            partial.set_word(w, bits);
+        }
+    }
+    return make_buddy_words(whole, partial, info.gpus_per_node,
+                            [&state, first = info.first_node](std::uint32_t i) { return state.unheld_gpus(first + i); });
+}
+
+// The free buddies' levels of a domain in a scratch (bit L: some free buddy
+// of 2^L GPUs); none when its nodes hold no buddy.
+template <class Scratch>
+std::uint64_t free_buddy_levels(const Scratch& s) {
+    if (s.node_count == 0 || !std::has_single_bit(s.gpus_per_node)) return 0;
+    return words_of(s).levels();
+}
+
+// Takes the buddy of 2^need GPUs from a scratch (buddy_words::take); false
+// when none is large enough.
+template <class Scratch>
+bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
+    if (s.node_count == 0 || !std::has_single_bit(s.gpus_per_node)) return false;
+    const auto words = words_of(s);
+    return words.take(s.first_node, words.levels(), need, out);
+}
+
+// free_buddy_levels of domain d as the state has it.
 template <class State>
 std::uint64_t free_buddy_levels_of(const State& state, domain_id d) {
     const domain_shape info = state.topo().shape(d);
     if (root_level(info) == no_level || !state.domain_open(d)) return 0;
-    // A domain taken or given back whole (multi-domain jobs): nothing free,
-    // or its roots alone, whose sizes are the binary digits of its GPU
-    // count (72 = 64 + 8).
+    // Taken or given back whole (multi-domain jobs): nothing free, or its
+    // roots alone, whose sizes are the binary digits of its GPU count.
     const auto& counters = state.domain(d);
     if (counters.free_gpus == 0) return 0;
     if (counters.free_nodes == info.node_count) return info.gpu_count();
-    if constexpr (State::node_set::word_count != 1) {
-        return free_buddy_levels(load_domain(state, placement{}, d));
-    } else {
-        const domain_usable_bits u = usable_bits(state, d, info.gpus_per_node);
-        const auto node_level = static_cast<std::uint32_t>(std::countr_zero(info.gpus_per_node));
-        std::uint64_t levels = listed_chunk_sizes(u.whole) << node_level;
-        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1) {
-            const node_id n = info.first_node + static_cast<node_id>(std::countr_zero(rest));
-            levels |= listed_gpu_chunk_sizes(state.unheld_gpus(n));
-        }
-        return levels;
-    }
-}
-
-// take_buddy on the domain as the state has it (nothing taken by earlier
-// segments), knowing its free levels: the smallest sufficient level is
-// read off `levels`, and only the lowest buddy of that level is looked for.
-template <class State>
-bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::uint32_t need, placement& out) {
-    if constexpr (State::node_set::word_count != 1) {
-        return take_buddy(load_domain(state, placement{}, d), need, out);
-    } else {
-        const std::uint32_t level = smallest_level_at_least(levels, need);
-        if (level == no_level) return false;
-        const domain_shape info = state.topo().shape(d);
-        const std::uint32_t g = info.gpus_per_node;
-        const auto node_level = static_cast<std::uint32_t>(std::countr_zero(g));
-        const std::uint32_t size = std::uint32_t{1} << need;
-        const domain_usable_bits u = usable_bits(state, d, g);
-        if (level >= node_level) {
-            const std::uint64_t listed = listed_chunks(u.whole, level - node_level);
-            if (listed == 0) return false;
-            const auto first = static_cast<std::uint32_t>(std::countr_zero(listed));
-            if (size >= g) {
-                out.add_nodes(info.first_node + first, size / g, full_gpu_mask(g));
-            } else {
-                out.add(info.first_node + first, full_gpu_mask(size));
-            }
-            return true;
-        }
-        for (std::uint64_t rest = u.partial; rest != 0; rest &= rest - 1) {
-            const node_id n = info.first_node + static_cast<node_id>(std::countr_zero(rest));
-            const std::uint64_t listed = listed_chunks(state.unheld_gpus(n), level);
-            if (listed != 0) {
-                out.add(n, full_gpu_mask(size) << std::countr_zero(listed));
-                return true;
-            }
-        }
-        return false;
-    }
+    return words_of(state, d).levels();
 }
 
 }  // namespace detail
@@ -305,16 +293,12 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
 // - The free buddies are derived from occupancy (a buddy is free when every
 //   GPU of it is usable: unheld, on an up node, in an open domain) and listed
 //   only when their parent is not free, so released buddies coalesce by
-//   construction. hold() usage need not be aligned: it makes every buddy it
-//   touches busy. Down and draining nodes do the same until they come back
-//   up. check() recomputes the structure and reports disagreements.
-// - A job that fits no domain's largest buddy (65-72 GPUs on an NVL72 rack,
-//   whose largest buddy is 64) or is larger than a domain takes whole
-//   wholly free domains (toolkit::pick_whole_domains: the smallest aligned
-//   window of 2^k domains that holds it, one group preferred) and holds
-//   every GPU of them.
-// - locality::prefer / any: when no domain has a free buddy for the job, it
-//   is placed as whole domains as above.
+//   construction. hold() usage need not be aligned, and down or draining
+//   nodes make every buddy they touch busy until they come back up.
+// - A job that fits no domain's largest buddy (65-72 GPUs on an NVL72 rack)
+//   or is larger than a domain takes wholly free domains
+//   (toolkit::pick_whole_domains) and holds every GPU of them; so does a
+//   locality::prefer / any job when no domain has a free buddy for it.
 // - Segments: each segment is a buddy in one domain, chosen in turn as above
 //   counting what earlier segments took (a segment no buddy can hold takes
 //   one whole free domain).
@@ -323,11 +307,9 @@ bool take_buddy_of(const State& state, domain_id d, std::uint64_t levels, std::u
 // - Nodes whose GPU count is not a power of two hold no buddy and are never
 //   chosen (every NVIDIA system has 4 or 8 GPUs per node).
 // Cost: a scan of at most log2(domain GPUs) level sets, then word
-// operations on the chosen domain's node sets; O(log domains) lookups for
-// multi-domain jobs on a cluster of like domains; O(domains) for segments,
+// operations on the chosen domain's node sets; O(domains) for segments,
 // exclusive jobs and multi-domain jobs on mixed clusters. Keeping the
-// summaries: word operations plus one per partly used node per change
-// (O(buddies of the domain) above 64 nodes per domain).
+// summaries: word operations plus one per partly used node per change.
 class buddy_split {
 public:
     std::string_view name() const noexcept { return "buddy-split"; }
@@ -358,7 +340,7 @@ public:
         refile_levels(state, d);
     }
     // One change of several domains (a multi-domain job): the whole-domain
-    // windows file each word once. Out of line as contiguous-block's is.
+    // windows file each word once.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         windows_.on_domains_change(state, changed);
@@ -372,7 +354,7 @@ public:
         if (fits_a_buddy(req, req.count)) {
             const domain_id d = smallest_buddy_domain(state, units);
             if (d != npos32) {
-                detail::take_buddy_of(state, d, levels_[d], need(state, req, req.count, d), out);
+                detail::words_of(state, d).take(state.topo().shape(d).first_node, levels_[d], need(state, req, req.count, d), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
@@ -386,9 +368,8 @@ public:
     // power-of-two size in one domain, `most` is the largest free buddy (in
     // GPUs) of the domains the request may use; a domain would hold the part
     // were its jobs ended when an aligned buddy of that size lies on nodes
-    // that are up. A part larger than every buddy (72 GPUs: 128 > 64) is
-    // held by a wholly free domain of enough GPUs, as place() takes one.
-    // O(domains), and the nodes of domains with some not up.
+    // that are up. A part larger than every buddy is held by a wholly free
+    // domain of enough GPUs, as place() takes one. O(domains).
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const toolkit::request_units<State> units{state, req};
@@ -426,19 +407,17 @@ public:
         return view;
     }
 
-    // Heap bytes of what the policy keeps besides the state (its indexes and
-    // scratch): the memory benchmark adds them to the state's.
+    // Heap bytes of what the policy keeps besides the state.
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(levels_) + nested_heap_bytes(at_level_) + heap_bytes(kinds_) + windows_.memory_bytes() +
                heap_bytes(chosen_);
     }
 
-    // Recomputes the free buddies of every domain by brute force (every
-    // aligned chunk tested GPU by GPU) and compares them with the derived
-    // free lists and the kept level sets: they must list the same buddies,
-    // cover exactly the usable GPUs, and never list two buddies of one
-    // parent (uncoalesced). Returns an empty string, or what is wrong.
-    // O(cluster GPUs x log): for tests and debugging.
+    // Compares the free buddies the policy derives (from the state's node
+    // sets, and from each domain's GPUs) and its level sets with a brute
+    // force: every aligned free chunk whose parent is not free, tested GPU
+    // by GPU (so disjoint, coalesced, and covering the usable GPUs). Returns
+    // an empty string, or what is wrong. O(cluster GPUs x log): for tests.
     template <class State>
     std::string check(const State& state) const {
         const topology& topo = state.topo();
@@ -447,17 +426,17 @@ public:
         for (domain_id d = 0; d < topo.domain_count(); ++d) {
             const domain_info& info = topo.domain(d);
             const std::string where = " in domain '" + info.name + "'";
+            const bool has_buddies = detail::root_level(info) != detail::no_level;
             std::vector<detail::buddy> derived;
-            detail::for_each_free_buddy(toolkit::load_domain(state, placement{}, d), [&](detail::buddy b) { derived.push_back(b); });
+            if (has_buddies) detail::words_of(state, d).for_each_free([&](detail::buddy b) { derived.push_back(b); });
+            std::sort(derived.begin(), derived.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
             std::uint64_t levels = 0;
             for (const auto& b : derived) levels |= std::uint64_t{1} << b.level;
-            if (levels != levels_[d]) return "buddy-split: stale free-level summary" + where;
+            if (levels != levels_[d] || levels != detail::free_buddy_levels(toolkit::load_domain(state, placement{}, d)))
+                return "buddy-split: stale free-level summary" + where;
             for (std::size_t l = 0; l < at_level_.size(); ++l)
                 if (at_level_[l].test(d) != (((levels >> l) & 1U) != 0)) return "buddy-split: level index is wrong" + where;
-            if (detail::root_level(info) == detail::no_level) {
-                if (!derived.empty()) return "buddy-split: buddies in a domain that cannot hold any" + where;
-                continue;
-            }
+            if (!has_buddies) continue;
             const std::uint32_t g = info.gpus_per_node;
             const auto usable = [&](std::uint32_t gpu) {
                 return ((state.usable_gpus(info.first_node + gpu / g) >> (gpu % g)) & 1U) != 0;
@@ -469,7 +448,6 @@ public:
                 return usable_before[offset + size] - usable_before[offset] == size;
             };
             std::vector<detail::buddy> brute;
-            std::vector<bool> covered(info.gpu_count(), false);
             const std::uint32_t total = info.gpu_count();
             for (std::uint32_t root = 0; root < total;) {
                 const std::uint32_t root_size = std::bit_floor(total - root);
@@ -483,28 +461,14 @@ public:
             }
             std::sort(brute.begin(), brute.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
             if (brute != derived) return "buddy-split: free buddies disagree with occupancy" + where;
-            for (std::size_t i = 0; i < derived.size(); ++i) {
-                const std::uint32_t size = std::uint32_t{1} << derived[i].level;
-                for (std::uint32_t gpu = derived[i].offset; gpu < derived[i].offset + size; ++gpu) {
-                    if (covered[gpu]) return "buddy-split: free buddies overlap" + where;
-                    covered[gpu] = true;
-                }
-                if (i + 1 < derived.size() && derived[i + 1].level == derived[i].level &&
-                    derived[i + 1].offset == derived[i].offset + size && derived[i].offset % (size * 2) == 0 &&
-                    derived[i].level < detail::root_level(info))
-                    return "buddy-split: two free buddies left unmerged" + where;
-            }
-            for (std::uint32_t gpu = 0; gpu < total; ++gpu)
-                if (covered[gpu] != usable(gpu)) return "buddy-split: free buddies do not cover the usable GPUs" + where;
         }
         return {};
     }
 
 private:
     // measure() on a cluster of like domains, for a request that is not
-    // exclusive, from the level sets: the same numbers without a pass over
-    // the domains. O(levels x domains / 64), plus a pass over the domains'
-    // counters when some node is not up.
+    // exclusive, from the level sets: O(levels x domains / 64), plus a pass
+    // over the domains' counters when some node is not up.
     template <class State>
     toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
         const topology& topo = state.topo();
@@ -524,11 +488,10 @@ private:
             }
         if (root == detail::no_level) return view;
         if (!fits_a_buddy(req, part)) {
-            // A wholly free domain takes the part whole.
+            // A wholly free domain takes the part whole; one with a node not up holds nothing.
             if (toolkit::request_units<State>{state, req}.capacity_of(0) < part) return view;
             view.need = need_gpus(req, part, info.gpus_per_node);
             view.holding_now = view.wholly_free;
-            // Taken whole: a domain with a node not up holds nothing.
             view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(state, true, [](domain_id) { return false; });
             return view;
         }
@@ -546,8 +509,8 @@ private:
     }
 
     // Some aligned buddy of 2^level GPUs of the domain lies on nodes that
-    // are all up (roots in order: the aligned chunks below the GPU count
-    // rounded down to the size).
+    // are all up (the aligned chunks below the GPU count rounded down to
+    // the size lie in the roots).
     template <class State>
     static bool up_buddy(const State& state, const domain_shape& info, std::uint32_t level) noexcept {
         const std::uint64_t size = std::uint64_t{1} << level;
@@ -562,7 +525,6 @@ private:
         return false;
     }
 
-    // The levels at which domain d has a free buddy, and the level sets.
     template <class State>
     void refile_levels(const State& state, domain_id d) {
         const std::uint64_t now = detail::free_buddy_levels_of(state, d);
@@ -572,6 +534,7 @@ private:
         }
         levels_[d] = now;
     }
+
     template <class State>
     static std::uint32_t need(const State& state, const request& req, std::uint64_t count, domain_id d) noexcept {
         return detail::buddy_level(req, count, state.topo().shape(d).gpus_per_node);
@@ -594,7 +557,7 @@ private:
     template <class State>
     domain_id smallest_buddy_domain(const State& state, const toolkit::request_units<State>& units) const {
         const request& req = units.req;
-        if (req.exclusive_domain) {
+        if (req.exclusive_domain) {  // the idle domains, fewer than those in the level sets
             domain_id best = npos32;
             std::uint32_t best_level = detail::no_level;
             const auto& idle = state.idle_domains();
@@ -610,8 +573,7 @@ private:
         }
         std::uint32_t lowest = detail::no_level;
         for (const auto& [g, root] : kinds_) lowest = std::min(lowest, detail::buddy_level(req, req.count, g));
-        // One node size: every domain that has buddies needs `lowest`.
-        const bool one_need = kinds_.size() == 1;
+        const bool one_need = kinds_.size() == 1;  // every domain with buddies needs `lowest`
         for (std::size_t l = lowest; l < at_level_.size(); ++l) {
             const auto& set = at_level_[l];
             for (std::size_t i = set.find_first(); i < set.size(); i = set.find_next(i + 1)) {
@@ -650,10 +612,7 @@ private:
     std::vector<indexed_bitset> at_level_;      // per level: the domains with a free buddy of it
     std::vector<std::pair<std::uint32_t, std::uint32_t>> kinds_;  // GPUs per node, largest root level
     toolkit::whole_domain_windows windows_;
-    // A multi-domain decision's domains, kept between decisions so that
-    // one allocates only while it is the largest yet (one allocator, one
-    // thread: see basic_allocator).
-    mutable std::vector<domain_id> chosen_;
+    mutable std::vector<domain_id> chosen_;  // a multi-domain decision's domains, kept to spare allocations
 };
 
 }  // namespace topoblock

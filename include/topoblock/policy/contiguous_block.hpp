@@ -37,12 +37,10 @@ struct block_layout {
     std::uint32_t full_blocks = 0;
     std::uint32_t tail_nodes = 0;
     std::uint32_t gpus_per_node = 0;
-    std::uint64_t full_block_starts = 0;  // domains of up to 64 nodes: bit first_node(b) of each full block b
 
     // A sub-block of `block_gpus` GPUs is the fewest whole nodes that hold
-    // them (at least one node). One larger than the domain is its one short
-    // block whatever its size: nodes_per_block stops at one past the
-    // domain's nodes, so that no product of it with GPUs per node wraps.
+    // them (at least one). nodes_per_block stops at one past the domain's
+    // nodes (its one short block), so that no product with it wraps.
     static block_layout of(const domain_shape& info, std::uint32_t block_gpus) noexcept {
         block_layout l;
         l.gpus_per_node = info.gpus_per_node;
@@ -52,8 +50,6 @@ struct block_layout {
         }
         l.full_blocks = info.node_count / l.nodes_per_block;
         l.tail_nodes = info.node_count % l.nodes_per_block;
-        for (std::uint32_t b = 0; info.node_count <= 64 && b < l.full_blocks; ++b)
-            l.full_block_starts |= std::uint64_t{1} << l.first_node(b);
         return l;
     }
     std::uint32_t count() const noexcept { return full_blocks + (tail_nodes != 0 ? 1U : 0U); }
@@ -102,35 +98,21 @@ TOPOBLOCK_ALWAYS_INLINE void for_each_free_run(const Set& free, F&& f) {
     }
 }
 
-// The free sub-blocks of a domain, given its wholly free nodes (the state's,
-// or those less what earlier segments of the job took): the blocks whose
-// every node is wholly free.
+// The free sub-blocks of a domain given its wholly free nodes: the blocks
+// whose every node is wholly free.
 template <class NodeSet>
 TOPOBLOCK_ALWAYS_INLINE NodeSet free_blocks_among(const NodeSet& free_nodes, const block_layout& l) noexcept {
     const std::uint32_t per_block = l.nodes_per_block, full = l.full_blocks;
     const std::uint32_t tail_start = full * per_block, tail_end = tail_start + l.tail_nodes;
     NodeSet free;
-    if constexpr (NodeSet::word_count == 1) {
-        // Domains of up to 64 nodes: a step per free block, not per run.
-        const std::uint64_t nodes = free_nodes.word(0);
-        std::uint64_t runs = nodes;  // bit i: nodes i .. i + per_block - 1 all free
-        for (std::uint32_t k = 1; k < per_block && k < 64; ++k) runs &= nodes >> k;
-        std::uint64_t blocks = 0;
-        for (std::uint64_t starts = runs & l.full_block_starts; starts != 0; starts &= starts - 1)
-            blocks |= std::uint64_t{1} << (static_cast<std::uint32_t>(std::countr_zero(starts)) / per_block);
-        const std::uint64_t tail = full_gpu_mask(tail_end - tail_start);
-        if (tail_end != tail_start && ((nodes >> tail_start) & tail) == tail) blocks |= std::uint64_t{1} << full;
-        free.set_word(0, blocks);
-    } else {
-        // A run of free nodes at a time: the full blocks inside it, and the
-        // short last one when the run reaches over it.
-        for_each_free_run(free_nodes, [&](std::uint32_t a, std::uint32_t e) {
-            const std::uint32_t first = (a + per_block - 1) / per_block;
-            const std::uint32_t end = std::min(e / per_block, full);
-            if (end > first) free.set_range(first, end - first);
-            if (tail_end != tail_start && a <= tail_start && e >= tail_end) free.set(full);
-        });
-    }
+    // A run of free nodes at a time: its full blocks, and the short last one
+    // when the run covers it.
+    for_each_free_run(free_nodes, [&](std::uint32_t a, std::uint32_t e) {
+        const std::uint32_t first = (a + per_block - 1) / per_block;
+        const std::uint32_t end = std::min(e / per_block, full);
+        if (end > first) free.set_range(first, end - first);
+        if (tail_end != tail_start && a <= tail_start && e >= tail_end) free.set(full);
+    });
     return free;
 }
 
@@ -151,12 +133,10 @@ TOPOBLOCK_ALWAYS_INLINE block_summary summarize_blocks(const block_layout& l, co
 
 // The run of free sub-blocks that holds `need` GPUs with the fewest GPUs (so
 // a short remainder block beats a full one), then inside the tightest free
-// run, then the lowest start; none (0 blocks) for a need of 0.
-// Every block but the short last one holds the same GPUs, so a run's
-// fewest-GPU window is known without trying each start: the `full` blocks
-// needed from the run's start, unless the run ends at the short block and
-// fewer full blocks before it hold the job with it (that window holds fewer
-// GPUs than `full` blocks, and starts later).
+// run, then the lowest start; none (0 blocks) for a need of 0. Every block
+// but the short last one holds the same GPUs, so a run's best window is the
+// `full` blocks needed from its start, unless the run ends at the short
+// block and fewer full blocks before it hold the job with it.
 template <class Blocks>
 block_window best_window(const block_layout& l, const Blocks& free, std::uint64_t need) noexcept {
     const std::uint64_t block_gpus = std::uint64_t{l.nodes_per_block} * l.gpus_per_node;
@@ -182,9 +162,8 @@ block_window best_window(const block_layout& l, const Blocks& free, std::uint64_
     return best;
 }
 
-// Adds the window's nodes, whole, to the placement. Free sub-blocks hold
-// wholly free nodes only, so the window is one run of nodes with every GPU
-// usable.
+// Adds the window's nodes, whole (free sub-blocks hold wholly free nodes
+// only), to the placement.
 template <class State>
 void take_window(const State& state, domain_id d, const block_layout& l, const block_window& w, placement& out) {
     TOPOBLOCK_ASSERT(w.blocks != 0 && w.first + w.blocks <= l.count());
@@ -201,54 +180,41 @@ void take_window(const State& state, domain_id d, const block_layout& l, const b
 // GPUs (whole nodes: 8 GPUs = 2 trays, 16 = 4 trays on NVL72), and a job
 // holds whole sub-blocks only.
 // - Rounding: a request takes the fewest consecutive free sub-blocks that
-//   hold it; the GPUs beyond the request are held idle and counted as
-//   internal fragmentation (a 4-GPU job on 8-GPU sub-blocks holds 8). A node
-//   request counts its nodes' GPUs.
-// - Remainder: when a domain's node count is not a multiple of the block
-//   (18 trays, 4-tray blocks: 4 blocks + 2 trays), the remainder is a short
-//   last sub-block: it holds a job that fits in it, or ends a run that
-//   reaches it. A job takes the window holding the fewest GPUs, so small
-//   jobs fill the remainder first.
+//   hold it; the GPUs beyond it are held idle, internal fragmentation (a
+//   4-GPU job on 8-GPU sub-blocks holds 8). A node request counts its
+//   nodes' GPUs.
+// - Remainder: a domain whose node count is not a multiple of the block (18
+//   trays, 4-tray blocks: 4 blocks + 2 trays) ends in a short sub-block; a
+//   job takes the window holding the fewest GPUs, so small jobs fill it first.
 // - A job that fits in one domain goes to the domain with the fewest free
 //   sub-blocks that has a long enough free run (lowest index on ties);
 //   inside it, the window holding the fewest GPUs, then the one in the
 //   tightest free run, then the lowest.
-// - A larger job takes wholly free domains (toolkit::pick_whole_domains: the
-//   smallest aligned window of 2^k domains that holds it in the domains the
-//   empty cluster needs, one group preferred; its largest domains first);
-//   all but the last are held whole, the last holds the best window for the
-//   rest.
-// - locality::prefer / any: when no domain has a free run, the job is placed
-//   as a multi-domain job over wholly free domains (in a mixed cluster a job
-//   may outgrow every free domain); a block job never scatters over the
-//   partly used free runs of several domains.
+// - A larger job, or a locality::prefer / any job no domain's free run
+//   holds, takes wholly free domains (toolkit::pick_whole_domains): all but
+//   the last held whole, the last holding the best window for the rest. A
+//   block job never scatters over partly used domains.
 // - Segments: each segment, rounded up on its own, is a run in one domain
 //   chosen as above, counting what earlier segments took.
 // - exclusive_domain: only idle domains; the job holds its sub-blocks and
 //   closes the rest of the domain.
-// Cost: a key lookup per row of free sub-block counts passed, and two word
-// reads per key of the answering row (node requests on mixed node sizes and
-// exclusive jobs: a walk over the domains of a row), plus a few bit scans
-// per free run of the chosen domain for the window; O(log domains) lookups
-// for multi-domain jobs on a cluster of like domains, O(domains) for
-// segments and on mixed clusters. Keeping the summaries: a compare of the
-// domain's wholly free nodes per change, and when they changed a test per
-// sub-block, a few bit scans per free run and one bucket move.
+// Cost: a key lookup per row of free sub-block counts passed (node requests
+// on mixed node sizes and exclusive jobs: a walk over a row's domains), and
+// a few bit scans per free run of the chosen domain; O(domains) for
+// segments. Per change: the domain's free sub-blocks from its wholly free
+// nodes, and one bucket move when they changed.
 class contiguous_block {
 public:
-    // The size is checked against the topology when the allocator is built
-    // (validate).
+    // The size is checked against the topology when the allocator is built.
     explicit contiguous_block(std::uint32_t block_gpus = 8) noexcept : block_gpus_(block_gpus) {}
 
     std::string_view name() const noexcept { return "contiguous-block"; }
     std::uint32_t block_gpus() const noexcept { return block_gpus_; }
     detail::block_layout layout(const domain_shape& info) const noexcept { return detail::block_layout::of(info, block_gpus_); }
 
-    // Empty when the sub-block size suits `topo`, else what is wrong: a
-    // size of 0, one larger than every domain (no domain could hold a whole
-    // sub-block), or one larger than a node that is not a whole number of
-    // that node's GPUs (its sub-blocks would hold more GPUs than the size
-    // says). A size below a node's GPUs is one node there.
+    // Empty when the sub-block size suits `topo`, else what is wrong: 0, one
+    // larger than every domain, or one larger than a node that is not a
+    // whole number of its GPUs. A size below a node's GPUs is one node there.
     std::string validate(const topology& topo) const {
         const std::string size = "contiguous-block: a sub-block of " + std::to_string(block_gpus_) + " GPUs";
         if (block_gpus_ == 0) return "contiguous-block: the sub-block size must be at least 1 GPU";
@@ -267,18 +233,15 @@ public:
         const topology& topo = state.topo();
         layouts_.clear();
         for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
-        free_node_words_.assign(std::size_t{topo.domain_count()} * State::node_set::word_count, 0);
-        free_block_words_.assign(free_node_words_.size(), 0);
+        free_block_words_.assign(std::size_t{topo.domain_count()} * State::node_set::word_count, 0);
         uniform_block_gpus_ = 0;
         if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
             uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
         // The longest free runs a domain can have (k whole sub-blocks, with
-        // or without the short last one), ascending: a domain is filed under
-        // its free sub-blocks and the class of its longest run together
-        // (free_blocks << class_bits_ | class: a row of keys per count of
-        // free sub-blocks, with no division to find a key's row), so that
-        // "fewest free sub-blocks among domains whose run holds the job" is
-        // a lookup in one index, and a change is one bucket move.
+        // or without the short last one), ascending, are the run classes: a
+        // domain is filed under free_blocks << class_bits_ | class, so that
+        // the fewest free sub-blocks among domains whose run holds the job
+        // is a lookup in one index.
         std::vector<bool> possible(std::size_t{topo.max_domain_gpus()} + 1, false);
         most_free_blocks_ = 0;
         for (const auto& l : layouts_) {
@@ -300,9 +263,8 @@ public:
             class_at_least_[g] = c;
         }
         class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
-        // Where tightest_domain starts for a need of g GPUs: the row of the
-        // fewest free sub-blocks that could hold it, the first class that
-        // does (a table, so that no decision divides).
+        // tightest_domain's first key for a need of g GPUs (a table, so that
+        // no decision divides).
         first_key_for_.assign(possible.size(), npos32);
         for (std::uint32_t g = 0; g < possible.size() && classes != 0; ++g) {
             const std::uint64_t least = least_blocks(g);
@@ -312,9 +274,9 @@ public:
         by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
         windows_.attach(state);
         whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
-        // Domains all cut alike into few sub-blocks (NVL72 in 8-GPU blocks:
-        // 9): each set of free sub-blocks' key, worked out once, saves a
-        // walk over the free runs per job and release.
+        // Domains all cut alike into few sub-blocks: each set of free
+        // sub-blocks' key, worked out once, saves a walk over the free runs
+        // per change.
         key_of_blocks_.clear();
         if (State::node_set::word_count == 1 && !layouts_.empty() && layouts_.front().count() <= max_keyed_blocks &&
             std::all_of(layouts_.begin(), layouts_.end(), [&](const detail::block_layout& l) { return l == layouts_.front(); }))
@@ -333,8 +295,8 @@ public:
         refile_blocks(state, d);
     }
     // One change of several domains (a multi-domain job): the whole-domain
-    // windows file each word once. Out of line, so that the allocator's
-    // call of the one-domain path stays inlined.
+    // windows file each word once. Out of line, so that the one-domain path
+    // stays inlined.
     template <class State>
     TOPOBLOCK_NOINLINE void on_domains_change(const State& state, std::span<const domain_id> changed) {
         windows_.on_domains_change(state, changed);
@@ -353,17 +315,16 @@ public:
             }
             if (req.where == locality::require) return units.shortfall(req.count);
         }
-        std::vector<domain_id>& chosen = chosen_;
-        if (!toolkit::pick_whole_domains(units, req.count, chosen, &windows_)) return units.shortfall(req.count);
-        const std::uint64_t covered = toolkit::take_all_but_last(units, chosen, out);
-        take_best_window(state, chosen.back(), need_gpus(state, req, req.count - covered, chosen.back()), out);
+        if (!toolkit::pick_whole_domains(units, req.count, chosen_, &windows_)) return units.shortfall(req.count);
+        const std::uint64_t covered = toolkit::take_all_but_last(units, chosen_, out);
+        take_best_window(state, chosen_.back(), need_gpus(state, req, req.count - covered, chosen_.back()), out);
         return errc::ok;
     }
 
     // explain()'s numbers in sub-blocks: a part needs a run of consecutive
-    // free sub-blocks in one domain (the window place() takes), `most` is
-    // the longest such run, `free` the free sub-blocks of the domains the
-    // request may use. O(domains x free runs).
+    // free sub-blocks in one domain, `most` is the longest such run, `free`
+    // the free sub-blocks of the domains the request may use.
+    // O(domains x free runs).
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const toolkit::request_units<State> units{state, req};
@@ -381,7 +342,7 @@ public:
             toolkit::scope_offer o;
             if (block == 0) return o;
             fewest = std::min(fewest, (need + block - 1) / block);
-            const auto free = kept<typename State::node_set>(free_block_words_, d);
+            const auto free = kept_blocks<typename State::node_set>(d);
             if (free.any() && units.allowed(d)) {
                 o.free = free.count();
                 o.most = (detail::summarize_blocks(l, free).longest_run_gpus + block - 1) / block;
@@ -397,17 +358,15 @@ public:
         return view;
     }
 
-    // Heap bytes of what the policy keeps besides the state (its indexes and
-    // scratch): the memory benchmark adds them to the state's.
+    // Heap bytes of what the policy keeps besides the state.
     std::size_t memory_bytes() const noexcept {
-        return heap_bytes(layouts_) + heap_bytes(free_node_words_) + heap_bytes(free_block_words_) +
+        return heap_bytes(layouts_) + heap_bytes(free_block_words_) +
                heap_bytes(key_of_blocks_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
                heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
-    // Compares the kept summaries with a recount from the state (each node's
-    // health and unheld GPUs): an empty string, or what disagrees.
-    // O(cluster): for tests and debugging.
+    // Compares the kept free sub-blocks and buckets with a recount from each
+    // node's health and unheld GPUs: an empty string, or what disagrees.
     template <class State>
     std::string check(const State& state) const {
         if (layouts_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
@@ -421,11 +380,11 @@ public:
                 const node_id n = info.first_node + i;
                 nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
             }
+            if (state.domain_open(d) && !(state.free_nodes_in(d) == nodes))
+                return "contiguous-block: stale wholly free nodes" + where;
             const auto free = detail::free_blocks_among(nodes, l);
             const auto s = detail::summarize_blocks(l, free);
-            if (!(kept<typename State::node_set>(free_node_words_, d) == nodes))
-                return "contiguous-block: stale wholly free nodes" + where;
-            if (!(kept<typename State::node_set>(free_block_words_, d) == free))
+            if (!(kept_blocks<typename State::node_set>(d) == free))
                 return "contiguous-block: stale free sub-blocks" + where;
             if (by_blocks_and_run_.key_of(d) != key_of(s)) return "contiguous-block: bucket is wrong" + where;
         }
@@ -448,10 +407,8 @@ private:
     }
 
     // measure() on domains all cut alike, for a request that is not
-    // exclusive, from the buckets: each filed key gives its domains' free
-    // sub-blocks and longest run, and the wholly free domains (filed
-    // nowhere) all of theirs. O(keys filed x domains / 64), plus a pass
-    // over the domains' counters when some node is not up.
+    // exclusive, from the buckets (each key gives its domains' free
+    // sub-blocks and longest run) and the wholly free domains, filed nowhere.
     template <class State>
     toolkit::capacity_view measure_like_domains(const State& state, const request& req) const {
         const detail::block_layout& l = layouts_.front();
@@ -484,44 +441,26 @@ private:
         return view;
     }
 
-    // The domain's summary depends only on its free sub-blocks, and they
-    // only on its wholly free nodes: most changes (a GPU taken on a partly
-    // used node, a node freed beside a busy one of its sub-block) leave them
-    // as they were, and then the summary and the buckets stand.
+    // Most changes (a GPU taken on a partly used node, a node freed beside
+    // a busy one of its sub-block) leave the free sub-blocks as they were,
+    // and then the buckets stand.
     template <class State>
     void refile_blocks(const State& state, domain_id d) {
         const detail::block_layout& l = layouts_[d];
         const std::uint32_t free_nodes = state.domain_open(d) ? state.domain(d).free_nodes : 0;
-        typename State::node_set nodes, blocks;
-        detail::block_summary s;
-        if (free_nodes == 0 || free_nodes == l.node_count()) {
-            // None or all of them, as the domain's counter tells (the racks
-            // of multi-domain jobs): no node set is read or walked.
-            if (free_nodes != 0) {
-                nodes.set_range(0, free_nodes);
-                blocks.set_range(0, l.count());
-                s = {l.count(), free_nodes * l.gpus_per_node};
-            }
-        } else {
-            nodes = state.free_nodes_in(d);
-            blocks = detail::free_blocks_among(nodes, l);
-        }
-        if (!keep(free_node_words_, d, nodes) || !keep(free_block_words_, d, blocks)) return;
-        if (!key_of_blocks_.empty()) {
-            by_blocks_and_run_.assign(d, key_of_blocks_[blocks.word(0)]);
-            return;
-        }
-        if (free_nodes != 0 && free_nodes != l.node_count()) s = detail::summarize_blocks(l, blocks);
-        by_blocks_and_run_.assign(d, key_of(s));
+        typename State::node_set blocks;
+        // None or all free (the racks of multi-domain jobs): no node set is walked.
+        if (free_nodes == l.node_count()) blocks.set_range(0, l.count());
+        else if (free_nodes != 0) blocks = detail::free_blocks_among(state.free_nodes_in(d), l);
+        if (!keep_blocks(d, blocks)) return;
+        by_blocks_and_run_.assign(d, key_of_blocks_.empty() ? key_of(detail::summarize_blocks(l, blocks))
+                                                            : key_of_blocks_[blocks.word(0)]);
     }
 
     // Where a domain of this summary is filed: its free sub-blocks, then the
-    // class of its longest run (run_lengths_); nowhere with none free, nor
-    // with all free when the whole-domain windows are kept (domains all
-    // alike): those are the windows' wholly free domains, which
-    // tightest_domain takes from there when no filed domain holds the job
-    // (their key would be the largest). A rack a multi-domain job takes or
-    // gives back then moves no bucket.
+    // class of its longest run; nowhere with none free, nor with all free
+    // when the whole-domain windows are kept (tightest_domain takes those
+    // from the windows, and whole racks move no bucket).
     std::uint32_t key_of(const detail::block_summary& s) const noexcept {
         if (s.free_blocks == 0 || s.free_blocks == whole_blocks_) return npos32;
         return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
@@ -539,20 +478,19 @@ private:
         return req.what == unit::nodes ? units * state.topo().shape(d).gpus_per_node : units;
     }
 
-    // Domain `d`'s entry in `words` (free_node_words_ or free_block_words_)
-    // as refile_blocks last kept it.
+    // Domain `d`'s free sub-blocks as refile_blocks last kept them (kept:
+    // reading them from the state's nodes made explain 18% slower).
     template <class Set>
-    Set kept(const std::vector<std::uint64_t>& words, domain_id d) const noexcept {
+    Set kept_blocks(domain_id d) const noexcept {
         Set set;
-        for (std::size_t w = 0; w < Set::word_count; ++w) set.set_word(w, words[d * Set::word_count + w]);
+        for (std::size_t w = 0; w < Set::word_count; ++w) set.set_word(w, free_block_words_[d * Set::word_count + w]);
         return set;
     }
 
-    // Stores `set` as domain `d`'s entry in `words`; false when it was
-    // there already.
+    // Keeps `set` as domain `d`'s free sub-blocks; false when they were so.
     template <class Set>
-    bool keep(std::vector<std::uint64_t>& words, domain_id d, const Set& set) noexcept {
-        std::uint64_t* entry = &words[std::size_t{d} * Set::word_count];
+    bool keep_blocks(domain_id d, const Set& set) noexcept {
+        std::uint64_t* entry = &free_block_words_[std::size_t{d} * Set::word_count];
         bool changed = false;
         for (std::size_t w = 0; w < Set::word_count; ++w) {
             changed = changed || entry[w] != set.word(w);
@@ -565,9 +503,10 @@ private:
     // (`taken`: earlier segments, the whole domains of a multi-domain job).
     template <class State>
     typename State::node_set free_blocks_for(const State& state, domain_id d, const placement& taken) const {
-        if (taken.empty()) return kept<typename State::node_set>(free_block_words_, d);
+        if (taken.empty()) return kept_blocks<typename State::node_set>(d);
         const domain_shape info = state.topo().shape(d);
-        typename State::node_set nodes = kept<typename State::node_set>(free_node_words_, d);
+        typename State::node_set nodes;
+        if (state.domain_open(d)) nodes = state.free_nodes_in(d);
         taken.for_each_piece_in(info.first_node, info.end_node(), [&](node_id n, gpu_mask) { nodes.reset(n - info.first_node); });
         return detail::free_blocks_among(nodes, layouts_[d]);
     }
@@ -586,10 +525,9 @@ private:
     domain_id tightest_domain(const State& state, const toolkit::request_units<State>& units) const {
         const request& req = units.req;
         // The keys run row by row (a row: the domains with so many free
-        // sub-blocks), each row by run class. Every allowed domain's need is
-        // the same: the first row with a key of a class that holds the job
-        // answers, with its lowest domain among those keys. O(rows + classes)
-        // lookups, whatever the domains.
+        // sub-blocks), each row by run class. When every allowed domain's
+        // need is the same, the first row with a key of a class that holds
+        // the job answers, with its lowest domain among those keys.
         const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
         const bucket_index& index = by_blocks_and_run_;
         const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
@@ -631,9 +569,8 @@ private:
         return lowest_wholly_free();
     }
 
-    // The wholly free domains left out of the index (key_of): idle, so
-    // allowed to any job, and whole, so holding any job tightest_domain is
-    // asked for (domains all alike, and place asks only for jobs one holds).
+    // The wholly free domains left out of the index (key_of): idle and
+    // whole, so holding any job tightest_domain is asked for.
     domain_id lowest_wholly_free() const noexcept { return whole_blocks_ != 0 ? windows_.first_wholly_free() : npos32; }
 
     // Each segment in turn into the allowed domain with the fewest free
@@ -652,8 +589,7 @@ private:
     std::uint32_t block_gpus_;
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
-    std::vector<std::uint64_t> free_node_words_;   // per domain: its wholly free nodes (none when closed), as node-set words
-    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks, from those nodes, the same way
+    std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks (none when closed), as node-set words
     std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
@@ -664,10 +600,7 @@ private:
     static constexpr std::uint32_t max_keyed_blocks = 10;  // key_of_blocks_: at most 2^10 keys
     std::vector<std::uint32_t> key_of_blocks_;  // [free sub-blocks as a word]: their key, when domains are all alike
     toolkit::whole_domain_windows windows_;
-    // A multi-domain decision's domains, kept between decisions so that
-    // one allocates only while it is the largest yet (one allocator, one
-    // thread: see basic_allocator).
-    mutable std::vector<domain_id> chosen_;
+    mutable std::vector<domain_id> chosen_;  // a multi-domain decision's domains, kept to spare allocations
 };
 
 }  // namespace topoblock

@@ -1,9 +1,10 @@
 #pragma once
 
 // buddy-split's rule, naively: every decision scans every domain and derives
-// its free buddies from its GPUs (detail::for_each_free_buddy, a walk over
-// each root's buddies). The lockstep test (tests/policy/indexed_vs_naive.cpp)
-// compares the policy's level sets and word operations with this.
+// its free buddies from its GPUs as a scratch holds them (detail::free_buddy_levels,
+// detail::take_buddy). The lockstep test (tests/policy/indexed_vs_naive.cpp)
+// compares the policy's level sets and the state's node sets with this; the
+// policy's check() compares the buddies with a brute force.
 
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/toolkit/domain_pick.hpp>
