@@ -1,10 +1,11 @@
 #pragma once
 
 // buddy-split's rule, naively: every decision scans every domain and derives
-// its free buddies from its GPUs as a scratch holds them (detail::free_buddy_levels,
-// detail::take_buddy). The lockstep test (tests/policy/indexed_vs_naive.cpp)
-// compares the policy's level sets and the state's node sets with this; the
-// policy's check() compares the buddies with a brute force.
+// its free buddies from its GPUs as a scratch holds them, by a recursive walk
+// of each root, GPU by GPU (naive_buddy below), independent of the policy's
+// word operations. The lockstep test (tests/policy/indexed_vs_naive.cpp)
+// compares the policy with this; the policy's check() compares its buddies
+// with a brute force.
 
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/toolkit/domain_pick.hpp>
@@ -16,11 +17,88 @@
 #include <topoblock/request/request.hpp>
 #include <topoblock/topology/topology.hpp>
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
 namespace topoblock::test {
+
+namespace naive_buddy {
+
+// 0: no GPU of the buddy is open; 1: some; 2: all.
+template <class Scratch>
+int buddy_openness(const Scratch& s, std::uint32_t offset, std::uint32_t level) noexcept {
+    const std::uint32_t size = std::uint32_t{1} << level;
+    const std::uint32_t g = s.gpus_per_node;
+    if (size >= g) {
+        bool any = false, all = true;
+        for (std::uint32_t i = offset / g; i < (offset + size) / g; ++i) {
+            any = any || s.open[i] != 0;
+            all = all && s.wholly_open(i);
+        }
+        return all ? 2 : (any ? 1 : 0);
+    }
+    const gpu_mask m = full_gpu_mask(size) << (offset % g);
+    const gpu_mask open = s.open[offset / g] & m;
+    return open == m ? 2 : (open != 0 ? 1 : 0);
+}
+
+template <class Scratch, class F>
+void visit_buddies(const Scratch& s, std::uint32_t offset, std::uint32_t level, F& f) {
+    const int open = buddy_openness(s, offset, level);
+    if (open == 2) {
+        f(detail::buddy{offset, level});
+    } else if (open == 1 && level > 0) {
+        visit_buddies(s, offset, level - 1, f);
+        visit_buddies(s, offset + (std::uint32_t{1} << (level - 1)), level - 1, f);
+    }
+}
+
+// Calls f(buddy) for each free buddy whose parent is not free (the buddy
+// allocator's free lists), by offset. A domain's GPUs form a forest of
+// maximal aligned power-of-two roots (72 = 64 + 8: 16 trays + 2 trays).
+// Derived from the open GPUs, so free buddies are always coalesced.
+template <class Scratch, class F>
+void for_each_free_buddy(const Scratch& s, F&& f) {
+    if (s.node_count == 0 || !std::has_single_bit(s.gpus_per_node)) return;
+    const std::uint32_t total = s.node_count * s.gpus_per_node;
+    for (std::uint32_t offset = 0; offset < total;) {
+        const std::uint32_t size = std::bit_floor(total - offset);
+        visit_buddies(s, offset, static_cast<std::uint32_t>(std::countr_zero(size)), f);
+        offset += size;
+    }
+}
+
+// The free buddies' levels as a mask (bit L: some free buddy of 2^L GPUs).
+template <class Scratch>
+std::uint64_t free_buddy_levels(const Scratch& s) {
+    std::uint64_t levels = 0;
+    for_each_free_buddy(s, [&](detail::buddy b) { levels |= std::uint64_t{1} << b.level; });
+    return levels;
+}
+
+// Takes the lowest 2^need GPUs of the smallest free buddy that holds them
+// (lowest offset on ties): the buddy allocator's split. Returns false when no
+// free buddy is large enough.
+template <class Scratch>
+bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
+    detail::buddy best{0, detail::no_level};
+    for_each_free_buddy(s, [&](detail::buddy b) {
+        if (b.level >= need && b.level < best.level) best = b;
+    });
+    if (best.level == detail::no_level) return false;
+    const std::uint32_t size = std::uint32_t{1} << need;
+    const std::uint32_t g = s.gpus_per_node;
+    if (size >= g) {
+        for (std::uint32_t i = best.offset / g; i < (best.offset + size) / g; ++i) out.add(s.first_node + i, s.open[i]);
+    } else {
+        out.add(s.first_node + best.offset / g, full_gpu_mask(size) << (best.offset % g));
+    }
+    return true;
+}
+
+}  // namespace naive_buddy
 
 class buddy_split_reference {
 public:
@@ -36,14 +114,14 @@ public:
             for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
                 if (!units.allowed(d)) continue;
                 const std::uint32_t l = detail::smallest_level_at_least(
-                    detail::free_buddy_levels(toolkit::load_domain(state, placement{}, d)), need(state, req, req.count, d));
+                    naive_buddy::free_buddy_levels(toolkit::load_domain(state, placement{}, d)), need(state, req, req.count, d));
                 if (l < best_level) {
                     best = d;
                     best_level = l;
                 }
             }
             if (best != npos32) {
-                detail::take_buddy(toolkit::load_domain(state, out, best), need(state, req, req.count, best), out);
+                naive_buddy::take_buddy(toolkit::load_domain(state, out, best), need(state, req, req.count, best), out);
                 return errc::ok;
             }
             if (req.where == locality::require) return units.shortfall(req.count);
@@ -80,14 +158,14 @@ private:
         const auto score = [&](domain_id d, bool touched) {
             if (as_buddy) {
                 const std::uint32_t l = detail::smallest_level_at_least(
-                    detail::free_buddy_levels(toolkit::load_domain(state, out, d)), need(state, req, part, d));
+                    naive_buddy::free_buddy_levels(toolkit::load_domain(state, out, d)), need(state, req, part, d));
                 return l != detail::no_level ? std::uint64_t{1} << l : toolkit::no_fit;
             }
             return !touched && toolkit::wholly_free(units, d) && units.capacity_of(d) >= part ? units.capacity_of(d)
                                                                                             : toolkit::no_fit;
         };
         const auto take = [&](domain_id d) {
-            if (as_buddy) detail::take_buddy(toolkit::load_domain(state, out, d), need(state, req, part, d), out);
+            if (as_buddy) naive_buddy::take_buddy(toolkit::load_domain(state, out, d), need(state, req, part, d), out);
             else toolkit::take_whole_domain(state, d, out);
         };
         return toolkit::place_each_segment(units, out, score, take);
