@@ -22,7 +22,7 @@
 //   invalid_request and one larger than the cluster exceeds_cluster; plan()
 //   and try_allocate() agree;
 // - no GPU held twice or lost: the state matches the model GPU by GPU
-//   (owners included), its own recount agrees (cluster_state::verify), and
+//   (owners included), a rebuild from its records agrees (cluster_state::verify), and
 //   a policy's `std::string check(const State&) const` member, when it has
 //   one, finds its own summaries in step (empty when they are);
 // - pieces only on nodes that are up, in domains open to the job; a whole
