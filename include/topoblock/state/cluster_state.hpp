@@ -19,6 +19,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -587,8 +588,9 @@ private:
 
     // `gpus` GPUs and the change in wholly free nodes (wrapping) leave
     // (Taking) or join domain d's free ones; `up`: they are on up nodes.
+    // Forced inline: a job of many partly free nodes runs it once per node.
     template <bool Taking>
-    void count_freed(domain_id d, std::uint32_t gpus, std::uint64_t freed_nodes, bool up, cluster_change& totals_change) {
+    TOPOBLOCK_ALWAYS_INLINE void count_freed(domain_id d, std::uint32_t gpus, std::uint64_t freed_nodes, bool up, cluster_change& totals_change) {
         const std::uint64_t freed = Taking ? minus(gpus) : gpus;  // the counters wrap
         domain_counters& c = domains_[d];
         if (up) {
@@ -731,11 +733,11 @@ private:
         node_set& wholly_held = nodes_by_unheld_[info.domain * stride_];
         if (Taking && !wholly_unheld.all_set(info.index_in_domain, s.count)) return false;
         const std::uint32_t gpus = s.count * info.gpus;
-        std::fill_n(node_free_.data() + s.first, s.count, Taking ? gpu_mask{0} : full_gpu_mask(info.gpus));
+        fill(node_free_.data() + s.first, s.count, Taking ? gpu_mask{0} : full_gpu_mask(info.gpus));
         // A domain held whole lists no GPU owner (a node of it may have been
         // given back alone since, which clears the holder).
         if (!Taking && whole_holder_[info.domain] != npos32) whole_holder_[info.domain] = npos32;
-        else std::fill_n(owner_.data() + info.first_gpu, gpus, slot);
+        else fill(owner_.data() + info.first_gpu, gpus, slot);
         count_freed<Taking>(info.domain, gpus, Taking ? minus(s.count) : s.count, true, totals_change);
         (Taking ? wholly_unheld : wholly_held).reset_range(info.index_in_domain, s.count);
         (Taking ? wholly_held : wholly_unheld).set_range(info.index_in_domain, s.count);
@@ -760,6 +762,22 @@ private:
                 nodes -= s.count;
                 return true;
             });
+    }
+
+    // std::fill_n, 32 bytes a step (GCC -O2 vectorizes no fill of unknown count).
+    template <class T>
+    static void fill(T* at, std::size_t count, T value) noexcept {
+        constexpr std::size_t step = 32 / sizeof(T);
+        if (count < step) {
+            std::fill_n(at, count, value);
+            return;
+        }
+        T pattern[step];
+        std::fill_n(pattern, step, value);
+        // Whole steps, then the last step, overlapping what was written.
+        T* const last = at + count - step;
+        for (; at < last; at += step) std::memcpy(at, pattern, sizeof pattern);
+        std::memcpy(last, pattern, sizeof pattern);
     }
 
     // Starts a mutation: touched_ lists the domains it changes, each once
