@@ -243,9 +243,9 @@ public:
         // the fewest free sub-blocks among domains whose run holds the job
         // is a lookup in one index.
         std::vector<bool> possible(std::size_t{topo.max_domain_gpus()} + 1, false);
-        most_free_blocks_ = 0;
+        std::uint32_t most_free_blocks = 0;  // the most sub-blocks a domain has
         for (const auto& l : layouts_) {
-            most_free_blocks_ = std::max(most_free_blocks_, l.count());
+            most_free_blocks = std::max(most_free_blocks, l.count());
             const std::uint32_t block = l.nodes_per_block * l.gpus_per_node;
             const std::uint32_t tail = l.tail_nodes * l.gpus_per_node;
             for (std::uint32_t k = 0; k <= l.full_blocks; ++k) {
@@ -264,14 +264,16 @@ public:
         }
         class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
         // tightest_domain's first key for a need of g GPUs (a table, so that
-        // no decision divides).
+        // no decision divides): no domain with fewer free sub-blocks than
+        // `least` holds g, 1 when domains are cut into sub-blocks of
+        // different sizes.
         first_key_for_.assign(possible.size(), npos32);
         for (std::uint32_t g = 0; g < possible.size() && classes != 0; ++g) {
-            const std::uint64_t least = least_blocks(g);
-            if (least <= most_free_blocks_ && class_at_least_[g] != classes)
+            const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (g + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+            if (least <= most_free_blocks && class_at_least_[g] != classes)
                 first_key_for_[g] = static_cast<std::uint32_t>(least) << class_bits_ | class_at_least_[g];
         }
-        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
+        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks + 1) << class_bits_) - 1);
         windows_.attach(state);
         whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
         // Domains all cut alike into few sub-blocks: each set of free
@@ -466,12 +468,6 @@ private:
         return s.free_blocks << class_bits_ | class_at_least_[s.longest_run_gpus];
     }
 
-    // The fewest free sub-blocks a domain needs to hold `gpus`: 1 when
-    // domains are cut into sub-blocks of different sizes.
-    std::uint64_t least_blocks(std::uint64_t gpus) const noexcept {
-        return uniform_block_gpus_ == 0 ? 1 : (gpus + uniform_block_gpus_ - 1) / uniform_block_gpus_;
-    }
-
     // GPUs `units` of the request need in domain `d`.
     template <class State>
     static std::uint64_t need_gpus(const State& state, const request& req, std::uint64_t units, domain_id d) noexcept {
@@ -524,42 +520,30 @@ private:
     template <class State>
     domain_id tightest_domain(const State& state, const toolkit::request_units<State>& units) const {
         const request& req = units.req;
+        // Every domain needs the same GPUs but for node requests on mixed
+        // node sizes, which start from a need of 1 and test each domain's.
+        const bool one_need = req.what != unit::nodes || state.topo().uniform_gpus_per_node() != 0;
+        const std::uint64_t need = one_need ? need_gpus(state, req, req.count, 0) : 1;
+        if (need >= first_key_for_.size() || first_key_for_[need] == npos32) return npos32;
         // The keys run row by row (a row: the domains with so many free
-        // sub-blocks), each row by run class. When every allowed domain's
-        // need is the same, the first row with a key of a class that holds
-        // the job answers, with its lowest domain among those keys.
+        // sub-blocks), each row by run class; a row's keys below the class
+        // that holds the need are passed over. With one need and every filed
+        // domain allowed, the lowest domain of the row's other keys answers.
         const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
+        const std::uint32_t first_class = first_key_for_[need] & (row_keys - 1);
         const bucket_index& index = by_blocks_and_run_;
-        const std::uint32_t uniform = state.topo().uniform_gpus_per_node();
-        if (!req.exclusive_domain && (req.what != unit::nodes || uniform != 0)) {
-            const std::uint64_t need = req.what == unit::nodes ? std::uint64_t{req.count} * uniform : req.count;
-            if (need >= first_key_for_.size()) return npos32;
-            const std::uint32_t first_key = first_key_for_[need];
-            if (first_key == npos32) return npos32;
-            const std::uint32_t first_class = first_key & (row_keys - 1);
-            for (std::uint32_t key = index.next_key(first_key); key != npos32;) {
-                const std::uint32_t row_key = key & ~(row_keys - 1);
-                if (key - row_key < first_class) {  // this row's runs are all too short
-                    key = index.next_key(row_key + first_class);
-                    continue;
-                }
-                return index.first_in_keys(key, row_key + row_keys - 1);  // filed domains are open
+        for (std::uint32_t key = index.next_key(first_key_for_[need]); key != npos32;) {
+            const std::uint32_t row_key = key & ~(row_keys - 1);
+            if (key - row_key < first_class) {  // this row's runs are all too short
+                key = index.next_key(row_key + first_class);
+                continue;
             }
-            return lowest_wholly_free();
-        }
-        // Needs differ by domain (node requests on mixed node sizes), or
-        // only idle domains will do: in each row, the lowest domain that
-        // holds the job and is allowed, from each key of the row. No domain
-        // with fewer free blocks than `least` can hold the job.
-        const std::uint64_t least = least_blocks(need_gpus(state, req, req.count, 0));
-        if (least > most_free_blocks_ || run_lengths_.empty()) return npos32;
-        for (std::uint32_t key = index.next_key(static_cast<std::uint32_t>(least) << class_bits_); key != npos32;) {
-            const std::uint32_t row_end = (key & ~(row_keys - 1)) + row_keys;
+            if (one_need && !req.exclusive_domain) return index.first_in_keys(key, row_key + row_keys - 1);
             domain_id best = npos32;
-            for (; key != npos32 && key < row_end; key = index.next_key(key + 1)) {
+            for (; key != npos32 && key < row_key + row_keys; key = index.next_key(key + 1)) {
                 const std::uint32_t run_gpus = run_lengths_[key & (row_keys - 1)];
                 for (domain_id d = index.first_in(key, 0); d < best; d = index.first_in(key, d + 1))
-                    if (run_gpus >= need_gpus(state, req, req.count, d) && units.allowed(d)) {
+                    if ((one_need || run_gpus >= need_gpus(state, req, req.count, d)) && units.allowed(d)) {
                         best = d;
                         break;
                     }
@@ -590,7 +574,6 @@ private:
     std::uint32_t uniform_block_gpus_ = 0;
     std::vector<detail::block_layout> layouts_;
     std::vector<std::uint64_t> free_block_words_;  // per domain: its free sub-blocks (none when closed), as node-set words
-    std::uint32_t most_free_blocks_ = 0;      // the most sub-blocks a domain has
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
     std::uint32_t class_bits_ = 0;               // a row's keys: 2^class_bits_ >= classes
