@@ -294,22 +294,10 @@ public:
     // back last first, with no change between (allocator's with_released).
     // The commit then cannot fail; it may throw std::bad_alloc.
     void reinstate(allocation_id id, const allocation_record& saved) {
-        const std::uint64_t low = id.value & 0xffffffffULL;
-        TOPOBLOCK_ASSERT(low != 0 && low <= slot_count_);
-        const auto s = static_cast<std::uint32_t>(low - 1);
-        TOPOBLOCK_ASSERT(!at(s).live());
-        // The release put the slot at the front of the free list, or retired
-        // it when its generation ran out.
-        std::uint32_t rest = free_head_;
-        if (at(s).next_free == retired_mark) {
-            --retired_;
-        } else {
-            TOPOBLOCK_ASSERT(free_head_ == s);
-            rest = at(s).next_free;
-        }
-        [[maybe_unused]] const auto again = commit_in_slot(id, rest, saved.asked, saved.pieces.runs(), saved.requested_gpus, true);
+        TOPOBLOCK_ASSERT((id.value & 0xffffffffULL) - 1 < slot_count_);
+        [[maybe_unused]] const auto again = commit_in_slot(id, saved.asked, saved.pieces.runs(), saved.requested_gpus, true);
         TOPOBLOCK_ASSERT(again && *again == id);
-        at(s).record.hit_by_failure = saved.hit_by_failure;
+        at(slot_of(id)).record.hit_by_failure = saved.hit_by_failure;
     }
 
     // Changes a node's health. Allocations holding GPUs of a node that goes
@@ -378,18 +366,17 @@ public:
         if (free_head_ != npos32)
             return unexpected(make_error("restore_allocation after restore_free_slots: free slots are listed already"));
         const auto s = static_cast<std::uint32_t>(low - 1);
-        while (slot_count_ <= s) retire(new_slot());
+        for (; slot_count_ <= s; ++retired_) new_slot();
         slot& into = at(s);
         if (into.live()) return unexpected(make_error("allocation id " + std::to_string(id.value) + " is live already"));
         const std::uint32_t was = into.generation;
-        --retired_;
-        auto done = commit_in_slot(id, npos32, asked, where, requested_gpus, false);
+        auto done = commit_in_slot(id, asked, where, requested_gpus, false);
         if (!done) {
             // commit() freed the slot again (to the list, or retired it when
             // the generation wrapped): take it back to what it was.
             if (free_head_ == s) {
                 free_head_ = npos32;
-                retire(s);
+                ++retired_;
             }
             into.generation = was;
             return unexpected(make_error(done.error() == errc::node_out_of_range
@@ -427,11 +414,9 @@ public:
         }
         // Grows first (a throw leaves only more retired slots), then pushes
         // each onto the front of the list, the last first.
-        while (slot_count_ < slot_count) retire(new_slot());
+        for (; slot_count_ < slot_count; ++retired_) new_slot();
         for (auto it = free.rbegin(); it != free.rend(); ++it) {
-            at(it->first).generation = it->second;
-            at(it->first).next_free = free_head_;
-            free_head_ = it->first;
+            push_free(it->first, it->second);
             --retired_;
         }
         return {};
@@ -454,14 +439,12 @@ public:
         }
         for (node_id n = 0; n < topo_.node_count(); ++n) (void)fresh.set_health(n, health_[n]);
         if (fresh.live_ != live_) return "live allocation count is wrong";
-        std::size_t free_listed = 0, retired = 0;
+        std::size_t free_listed = 0;
         for (std::uint32_t s = free_head_; s != npos32 && free_listed <= slot_count_; s = at(s).next_free) {
-            if (at(s).live() || at(s).next_free == retired_mark) return "a live or retired slot is on the free list";
+            if (at(s).live() || at(s).generation == 0) return "a live or retired slot is on the free list";
             ++free_listed;
         }
-        for (std::uint32_t s = 0; s < slot_count_; ++s) retired += at(s).next_free == retired_mark ? 1 : 0;
-        if (retired != retired_) return "retired slot count is wrong";
-        if (free_listed + live_ + retired_ != slot_count_) return "free slot list is wrong";
+        if (free_listed + live_ + retired_ != slot_count_) return "free slot list or retired slot count is wrong";
         if (fresh.requested_gpus_ != requested_gpus_) return "requested GPU total is wrong";
         for (node_id n = 0; n < topo_.node_count(); ++n) {
             const node_place place = topo_.place(n);
@@ -503,9 +486,8 @@ private:
         std::uint64_t held = 0;
         std::uint64_t unheld_up = 0;
     };
-    // Odd generations are live. Freed slots form a list through next_free;
-    // a retired slot's next_free is retired_mark.
-    static constexpr std::uint32_t retired_mark = npos32 - 1;
+    // Odd generations are live. Free slots form a list through next_free; a
+    // slot neither live nor on it is retired.
     struct slot {
         std::uint32_t generation = 0;
         std::uint32_t next_free = npos32;
@@ -606,15 +588,16 @@ private:
         touch(d);
     }
 
-    // Commits into the slot `id` names, as commit() would take it from the
-    // front of the free list (`rest` after it), one generation before id's.
-    expected<allocation_id, errc> commit_in_slot(allocation_id id, std::uint32_t rest, const request& asked,
-                                                 std::span<const piece_run> where, std::uint32_t requested_gpus,
-                                                 bool allow_down) {
+    // Commits into the slot `id` names, free (at the front of the list, as
+    // a release leaves it) or retired: the slot goes to the front of the
+    // list, one generation before id's, where commit() takes it.
+    expected<allocation_id, errc> commit_in_slot(allocation_id id, const request& asked, std::span<const piece_run> where,
+                                                 std::uint32_t requested_gpus, bool allow_down) {
         const auto s = static_cast<std::uint32_t>((id.value & 0xffffffffULL) - 1);
-        at(s).generation = static_cast<std::uint32_t>(id.value >> 32) - 1;
-        at(s).next_free = rest;
-        free_head_ = s;
+        TOPOBLOCK_ASSERT(!at(s).live());
+        if (free_head_ == s) free_head_ = at(s).next_free;
+        else --retired_;
+        push_free(s, static_cast<std::uint32_t>(id.value >> 32) - 1);
         commit_options options;
         options.allow_draining = true;
         options.allow_down = allow_down;
@@ -882,15 +865,14 @@ private:
         // Past the last odd generation the next id would be one given
         // before: the slot is retired, never taken again.
         if (++freed.generation == 0) [[unlikely]]
-            return retire(s);
-        freed.next_free = free_head_;
-        free_head_ = s;
+            ++retired_;
+        else
+            push_free(s, freed.generation);
     }
-    // A slot that is neither live nor on the free list.
-    void retire(std::uint32_t s) noexcept {
-        at(s).generation = 0;
-        at(s).next_free = retired_mark;
-        ++retired_;
+    void push_free(std::uint32_t s, std::uint32_t generation) noexcept {
+        at(s).generation = generation;
+        at(s).next_free = free_head_;
+        free_head_ = s;
     }
     allocation_id id_of(std::uint32_t s) const noexcept {
         return allocation_id{(std::uint64_t{at(s).generation} << 32) | (std::uint64_t{s} + 1)};
