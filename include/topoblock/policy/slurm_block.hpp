@@ -92,17 +92,17 @@ public:
     template <class State>
     toolkit::capacity_view measure(const State& state, const request& req) const {
         const topology& topo = state.topo();
-        // Fast path for explain's budget: like base blocks are read from the summaries.
-        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
-            return measure_summaries(state, req);
         const std::uint64_t part = req.part_size();
-        const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= topo.max_gpus_per_node();
         const std::uint64_t g = topo.max_gpus_per_node();  // the nodes' GPUs when uniform
+        const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= g;
         const std::uint64_t need = one_node || req.what == unit::nodes ? part : g == 0 ? 0 : (part + g - 1) / g;
         toolkit::capacity_view view;
         view.scope = "base block";
         view.unit = one_node ? "GPUs on one node" : "whole nodes";
         view.need = need;
+        // Fast path for explain's budget: like base blocks are read from the summaries.
+        if (!req.exclusive_domain && toolkit::like_domains(topo) && attached_shape_.block_count == topo.domain_count())
+            return measure_summaries(state, view, one_node);
         const toolkit::request_units<State> units{state, req};
         return toolkit::scan_domains(state, view, [&](domain_id d) {
             const auto& c = state.domain(d);
@@ -287,15 +287,9 @@ private:
     // holds a part when its count at the part's threshold reaches one node or
     // the nodes asked; full blocks hold any part a block can.
     template <class State>
-    toolkit::capacity_view measure_summaries(const State& state, const request& req) const {
-        const std::uint64_t part = req.part_size(), g = uniform_gpus_;
-        const bool one_node = req.what == unit::gpus && !req.whole_nodes && part <= g;
-        const std::uint64_t need = one_node || req.what == unit::nodes ? part : (part + g - 1) / g;
+    toolkit::capacity_view measure_summaries(const State& state, toolkit::capacity_view view, bool one_node) const {
+        const std::uint64_t need = view.need;
         const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
-        toolkit::capacity_view view;
-        view.scope = "base block";
-        view.unit = one_node ? "GPUs on one node" : "whole nodes";
-        view.need = need;
         view.scopes = state.topo().domain_count();
         view.wholly_free = full;
         // Blocks filed under `t` with a count of at least `least`.
