@@ -77,7 +77,7 @@ inline void simulate_usage(std::FILE* to) {
         "usage: topoblock simulate [options]\n"
         "Replays a workload under several placement policies on one cluster and compares them.\n"
         "  --topology SPEC|FILE   cluster: nvl72:16 (default), gb300:8, nvl36x2:4, hgx8:64, grid:D:N:G,\n"
-        "                         parts joined by '+', @K groups K domains; FILE holds such a spec,\n"
+        "                         parts joined by '+', a trailing @K groups K domains; FILE holds a spec,\n"
         "                         a Slurm topology.conf or topology.yaml (4 GPUs per node), or\n"
         "                         `kubectl get nodes --show-labels` or `-o json` output (NVLink cliques)\n"
         "  --workload NAME|FILE   helios (default), philly, llm (synthetic mixes) or a CSV trace\n"
