@@ -3,8 +3,10 @@
 // and 8 (gb17-gb18).
 
 #include "describe.hpp"
+#include "reference/buddy_split.hpp"
 
 #include <topoblock/policy/buddy_split.hpp>
+#include <topoblock/testing/check_indexes.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <doctest/doctest.h>
@@ -27,12 +29,13 @@ namespace {
 allocator<buddy_split> racks(std::string_view spec) {
     auto a = allocator<buddy_split>::create(*parse_topology_spec(spec));
     REQUIRE(a);
-    REQUIRE(a->policy().check(a->state()).empty());
+    REQUIRE(testing::check_indexes(a->policy(), a->state()).empty());
     return std::move(*a);
 }
 
+// The kept summaries equal a fresh attach's and the naive walk's.
 void require_exact(const allocator<buddy_split>& a) {
-    const std::string why = a.policy().check(a.state());
+    const std::string why = testing::check_indexes(a.policy(), a.state()) + test::naive_buddy::levels_differ(a.policy(), a.state());
     REQUIRE_MESSAGE(why.empty(), why);
 }
 
@@ -170,14 +173,17 @@ TEST_CASE("buddy-split: fragmented when GPUs are free but no buddy is large enou
     require_exact(a);
 }
 
-TEST_CASE("buddy-split: check() reports a structure that does not match the state") {
+TEST_CASE("buddy-split: summaries that do not match the state are reported") {
     auto a = racks("nvl72:1");
     auto b = racks("nvl72:1");
     REQUIRE(b.try_allocate(request::gpus(4)));
-    CHECK(a.policy().check(b.state()).find("stale") != std::string::npos);
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), b.state()) == "buddy-split: its indexes differ from a fresh attach's");
+    CHECK(test::naive_buddy::levels_differ(a.policy(), b.state()) ==
+          "buddy-split: stale free-level summary in domain 'rack01'");
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
+    CHECK(test::naive_buddy::levels_differ(a.policy(), a.state()).empty());
     const buddy_split detached;
-    CHECK(!detached.check(a.state()).empty());
+    CHECK(!testing::check_indexes(detached, a.state()).empty());
 }
 
 TEST_CASE("buddy-split: segments and exclusive racks") {
@@ -198,7 +204,7 @@ TEST_CASE("buddy-split: segments and exclusive racks") {
 // it). The buddies stay right on whole words.
 TEST_CASE("buddy-split: domains of 64 nodes and nodes of 64 GPUs") {
     auto a = racks("grid:4:64:1");
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     const auto one = a.try_allocate(request::gpus(1));
     REQUIRE(one);
     CHECK(a.find(*one)->pieces.front().node == 0);
@@ -208,17 +214,17 @@ TEST_CASE("buddy-split: domains of 64 nodes and nodes of 64 GPUs") {
     const auto half = a.try_allocate(request::gpus(32));  // the upper half of domain 0's split
     REQUIRE(half);
     CHECK(a.find(*half)->pieces.front().node == 32);
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     REQUIRE(a.release(*one));
     REQUIRE(a.release(*whole));
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     auto wide = racks("grid:2:2:64");
     const auto gpus = wide.try_allocate(request::gpus(3));  // a buddy of 4 GPUs in a 64-GPU node
     REQUIRE(gpus);
     CHECK(wide.find(*gpus)->pieces.front().gpus == 0xF);
-    CHECK(wide.policy().check(wide.state()).empty());
+    CHECK(testing::check_indexes(wide.policy(), wide.state()).empty());
     REQUIRE(wide.release(*gpus));
-    CHECK(wide.policy().check(wide.state()).empty());
+    CHECK(testing::check_indexes(wide.policy(), wide.state()).empty());
 }
 
 // Domains of more than 64 nodes (a larger capacity): the buddies of 64
@@ -226,16 +232,16 @@ TEST_CASE("buddy-split: domains of 64 nodes and nodes of 64 GPUs") {
 TEST_CASE("buddy-split: domains of more than 64 nodes") {
     auto a = basic_allocator<buddy_split, capacity<144>>::create(*parse_topology_spec("grid:2:144:4"));
     REQUIRE(a);
-    CHECK(a->policy().check(a->state()).empty());
+    CHECK(testing::check_indexes(a->policy(), a->state()).empty());
     const auto big = a->try_allocate(request::gpus(512));  // the 128-node root of domain 0
     REQUIRE(big);
     CHECK(a->find(*big)->pieces.front().node == 0);
     const auto small = a->try_allocate(request::gpus(3));  // the split of the 16-node root
     REQUIRE(small);
     CHECK(a->find(*small)->pieces.front().node == 128);
-    CHECK(a->policy().check(a->state()).empty());
+    CHECK(testing::check_indexes(a->policy(), a->state()).empty());
     REQUIRE(a->release(*big));
-    CHECK(a->policy().check(a->state()).empty());
+    CHECK(testing::check_indexes(a->policy(), a->state()).empty());
 }
 
 }  // namespace test_policy_buddy_split

@@ -6,6 +6,7 @@
 
 #include <topoblock/policy/contiguous_block.hpp>
 #include <topoblock/policy/registry.hpp>
+#include <topoblock/testing/check_indexes.hpp>
 #include <topoblock/topoblock.hpp>
 
 #include <doctest/doctest.h>
@@ -28,7 +29,7 @@ namespace {
 allocator<contiguous_block> racks(std::string_view spec, std::uint32_t block_gpus = 8) {
     auto a = allocator<contiguous_block>::create(*parse_topology_spec(spec), contiguous_block{block_gpus});
     REQUIRE(a);
-    REQUIRE(a->policy().check(a->state()).empty());
+    REQUIRE(testing::check_indexes(a->policy(), a->state()).empty());
     return std::move(*a);
 }
 
@@ -177,7 +178,7 @@ TEST_CASE("contiguous-block: the remainder of 4-tray sub-blocks holds small jobs
     const auto id = c.try_allocate(request::gpus(72));
     REQUIRE(id);
     CHECK(c.find(*id)->held_gpus == 72);
-    CHECK(c.policy().check(c.state()).empty());
+    CHECK(testing::check_indexes(c.policy(), c.state()).empty());
 }
 
 TEST_CASE("contiguous-block: a 72-GPU job cannot run on a rack with one drained tray") {
@@ -192,7 +193,7 @@ TEST_CASE("contiguous-block: a 72-GPU job cannot run on a rack with one drained 
     CHECK(two.try_allocate(request::gpus(72)).error() == errc::fragmented);
     // Around the drained tray, rack01 still offers runs of 2 and 6 blocks.
     CHECK(place(two, request::gpus(48)) == "gb07 gb08 gb09 gb10 gb11 gb12 gb13 gb14 gb15 gb16 gb17 gb18");
-    CHECK(two.policy().check(two.state()).empty());
+    CHECK(testing::check_indexes(two.policy(), two.state()).empty());
 }
 
 TEST_CASE("contiguous-block: an 80-GPU job spans two racks, rounded to sub-blocks") {
@@ -225,7 +226,7 @@ TEST_CASE("contiguous-block: an exclusive job a rack's block count covers but it
     CHECK(a.find(*id)->domains == 2);
     CHECK(a.find(*id)->held_gpus == 80);
     CHECK(a.topo().node(a.find(*id)->pieces.front().node).name == "gb19");
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
 }
 
 TEST_CASE("contiguous-block: multi-domain jobs take aligned windows of wholly free racks") {
@@ -250,7 +251,7 @@ TEST_CASE("contiguous-block: best fit by free sub-blocks, lowest index on ties")
     // to rack02.
     CHECK(place(a, request::gpus(8)) == "gb35 gb36");
     CHECK(place(a, request::gpus(8)) == "gb05 gb06");
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
 }
 
 TEST_CASE("contiguous-block: fragmented when GPUs are free but no sub-block is") {
@@ -268,7 +269,7 @@ TEST_CASE("contiguous-block: fragmented when GPUs are free but no sub-block is")
     CHECK(a.try_allocate(request::gpus(4)).error() == errc::fragmented);
     CHECK(external_fragmentation(a, request::gpus(1)) == doctest::Approx(1.0));
     CHECK(largest_placeable(a) == 0);
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
 }
 
 // The summary is kept from the free sub-blocks, not the free trays: a tray
@@ -280,12 +281,12 @@ TEST_CASE("contiguous-block: a tray changing beside a busy one of its sub-block 
     const auto held = a.hold(std::span<const piece>(&p, 1));
     REQUIRE(held);
     REQUIRE(a.down(0));
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     REQUIRE(a.up(0));
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     CHECK(place(a, request::gpus(8)) == "gb03 gb04");
     REQUIRE(a.release(*held));
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     CHECK(place(a, request::gpus(8)) == "gb01 gb02");
 }
 
@@ -350,7 +351,7 @@ TEST_CASE("block policies and best-fit place one sequence differently") {
     CHECK(bs.state().held_gpus() == 38);  // 3 trays -> 4
     CHECK(internal_fragmentation_of(cb.state()).idle_held_gpus == 14);
     CHECK(internal_fragmentation_of(bs.state()).idle_held_gpus == 4);
-    CHECK(bs.policy().check(bs.state()).empty());
+    CHECK(testing::check_indexes(bs.policy(), bs.state()).empty());
 }
 
 // Regression: a sub-block of 4294967293 GPUs made the layout's node count
@@ -402,24 +403,24 @@ TEST_CASE("contiguous-block: domains of 64 nodes fill whole words") {
     const piece_list& got = a.find(*five)->pieces;
     CHECK(got.size() == 8);  // one sub-block of 8 nodes
     CHECK(got.front().node == 0);
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     const auto whole = a.try_allocate(request::gpus(64));  // a whole domain: the next one
     REQUIRE(whole);
     CHECK(a.find(*whole)->pieces.front().node == 64);
     const auto two = a.try_allocate(request::gpus(128));
     REQUIRE(two);
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     REQUIRE(a.release(*five));
     REQUIRE(a.release(*whole));
     REQUIRE(a.release(*two));
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     CHECK(a.state().available().gpus == 512);
     // 64 GPUs per node: a sub-block of 8 GPUs is one node.
     auto wide = racks("grid:2:3:64");
     const auto node = wide.try_allocate(request::gpus(8));
     REQUIRE(node);
     CHECK(wide.find(*node)->held_gpus == 64);
-    CHECK(wide.policy().check(wide.state()).empty());
+    CHECK(testing::check_indexes(wide.policy(), wide.state()).empty());
 }
 
 }  // namespace test_policy_contiguous_block

@@ -19,6 +19,7 @@
 #include <topoblock/policy/contiguous_block.hpp>
 #include <topoblock/policy/fragmentation_aware.hpp>
 #include <topoblock/policy/slurm_block.hpp>
+#include <topoblock/testing/check_indexes.hpp>
 #include <topoblock/topology/builder.hpp>
 #include <topoblock/topology/presets.hpp>
 
@@ -26,6 +27,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -111,8 +113,11 @@ void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t
             REQUIRE(slow.set_health(n, h));
         }
         // The indexed side's own summaries must also match the state.
-        if constexpr (requires { fast.policy().check(fast.state()); })
-            if (op % check_every == 0) REQUIRE(fast.policy().check(fast.state()) == "");
+        if (op % check_every == 0) {
+            REQUIRE(testing::check_indexes(fast.policy(), fast.state()) == "");
+            if constexpr (std::is_same_v<Fast, buddy_split>)
+                REQUIRE(test::naive_buddy::levels_differ(fast.policy(), fast.state()) == "");
+        }
     }
     CHECK(placed > operations * allocations / 300);
 }

@@ -3,6 +3,7 @@
 #include <topoblock/io/slurm_cluster.hpp>
 #include <topoblock/io/topology_conf.hpp>
 #include <topoblock/policy/slurm_block.hpp>
+#include <topoblock/testing/check_indexes.hpp>
 #include <topoblock/topology/presets.hpp>
 
 #include <doctest/doctest.h>
@@ -222,7 +223,7 @@ TEST_CASE("slurm-block: wholly free racks, kept apart from the counts, tie with 
     // rack under no count, only in a set of its own: each answer below
     // weighs that set against the counted racks.
     auto a = from_conf(four_racks);
-    const auto consistent = [&] { CHECK(a.policy().check(a.state()).empty()); };
+    const auto consistent = [&] { CHECK(testing::check_indexes(a.policy(), a.state()).empty()); };
     CHECK(place(a, request::gpus(1)) == "n55");  // every rack has 18 nodes with a free GPU: the later
     consistent();
     CHECK(place(a, request::gpus(1)) == "n55");  // r4, counted, still ties the wholly free racks at 18
@@ -241,7 +242,7 @@ TEST_CASE("slurm-block: wholly free racks, kept apart from the counts, tie with 
 
 TEST_CASE("slurm-block: up to 25.11 a one-node job ties partly used racks by their counts") {
     auto a = from_conf(four_racks, {}, slurm_version::v25_11);
-    const auto consistent = [&] { CHECK(a.policy().check(a.state()).empty()); };
+    const auto consistent = [&] { CHECK(testing::check_indexes(a.policy(), a.state()).empty()); };
     CHECK(place(a, request::gpus(1)) == "n55");
     CHECK(place(a, request::gpus(1)) == "n55");
     CHECK(nodes(a, 18) == "n[37-54]");
@@ -271,7 +272,7 @@ TEST_CASE("slurm-block: a job's pieces are listed in node order, the short last 
     CHECK(runs[0] == piece_run{0, 8, 0xf});
     CHECK(runs[1] == piece_run{8, 1, 0x3});
     CHECK(runs[2] == piece_run{18, 54, 0xf});
-    CHECK(a.policy().check(a.state()).empty());
+    CHECK(testing::check_indexes(a.policy(), a.state()).empty());
     // Given back, the racks are whole again, and a 3-rack job takes the
     // last three as one run.
     REQUIRE(a.release(*id));

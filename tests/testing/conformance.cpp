@@ -168,6 +168,15 @@ struct remembers_being_busy : best_fit {
     }
 };
 
+// Keeps best-fit's buckets but never refiles domain 1 after attach: its
+// indexes go stale at the first change there.
+struct skips_domain_one : best_fit {
+    template <class State>
+    void on_domain_change(const State& state, domain_id d) {
+        if (d != 1) best_fit::on_domain_change(state, d);
+    }
+};
+
 }  // namespace
 
 // One case per policy, so that a parallel ctest runs them side by side.
@@ -254,6 +263,11 @@ TEST_CASE("the conformance harness catches a broken policy") {
         const auto lenient = check_policy(gb200_nvl72(2), remembers_being_busy{}, options);
         INFO(lenient.first_failure);
         CHECK(lenient.ok);
+    }
+    SUBCASE("indexes that a change does not refile") {
+        const auto report = run_on_two_racks(skips_domain_one{});
+        CHECK_FALSE(report.ok);
+        CHECK(names(report, "best-fit: its indexes differ from a fresh attach's"));
     }
     SUBCASE("a policy whose settings do not suit the topology") {
         topology_builder b;

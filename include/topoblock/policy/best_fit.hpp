@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
-#include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -95,9 +95,7 @@ struct best_fit {
         const std::uint32_t top = index->previous_key(index->max_key());
         view.most = top == npos32 ? 0 : top * per_key;
         const std::uint64_t need_key = (part + per_key - 1) / per_key;
-        if (need_key <= index->max_key())
-            for (std::uint32_t key = index->next_key(static_cast<std::uint32_t>(need_key)); key != npos32; key = index->next_key(key + 1))
-                view.holding_now += index->count(key);
+        if (need_key <= index->max_key()) view.holding_now = index->count_at_least(static_cast<std::uint32_t>(need_key));
         view.holding_if_emptied = emptied;
         view.wholly_free = by_free_nodes_.count(topo.max_domain_nodes());
         view.scopes = topo.domain_count();
@@ -110,22 +108,8 @@ struct best_fit {
                heap_bytes(by_free_);
     }
 
-    // Both indexes against a fresh attach: empty, or the first domain
-    // misfiled. For tests.
-    template <class State>
-    std::string check(const State& state) const {
-        const topology& topo = state.topo();
-        if (by_free_gpus_.items() != topo.domain_count()) return "best-fit: not attached to this state";
-        best_fit fresh;
-        fresh.attach(state);
-        for (domain_id d = 0; d < topo.domain_count(); ++d) {
-            const char* wrong = by_free_gpus_.key_of(d) != fresh.by_free_gpus_.key_of(d)     ? "free-GPU"
-                                : by_free_nodes_.key_of(d) != fresh.by_free_nodes_.key_of(d) ? "free-node"
-                                                                                             : nullptr;
-            if (wrong != nullptr) return std::string("best-fit: ") + wrong + " bucket of domain '" + topo.domain(d).name + "' is wrong";
-        }
-        return {};
-    }
+    // What attach and on_domain_change keep (testing::check_indexes).
+    auto indexes() const noexcept { return std::tie(by_free_gpus_, by_free_nodes_); }
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {

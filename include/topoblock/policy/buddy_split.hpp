@@ -24,21 +24,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace topoblock {
 
 namespace detail {
-
-// A buddy: the GPUs [offset, offset + 2^level) of one domain, its GPUs
-// numbered node-major (GPU j of node i is i * gpus_per_node + j), so that a
-// buddy of a node's size or more is a run of whole nodes.
-struct buddy {
-    std::uint32_t offset = 0;
-    std::uint32_t level = 0;
-    friend constexpr bool operator==(const buddy&, const buddy&) = default;
-};
 
 inline constexpr std::uint32_t no_level = 64;
 
@@ -164,24 +156,6 @@ struct buddy_words {
             return false;
         });
         return levels;
-    }
-
-    // Calls f(buddy) for each free buddy whose parent is not free (the
-    // buddy allocator's free lists): whole nodes' by size, then each partly
-    // usable node's.
-    template <class F>
-    void for_each_free(F&& f) const {
-        for_each_listed_node_chunks(whole, [&](std::uint32_t j, std::uint32_t first, std::uint32_t step, std::uint64_t listed) {
-            for (; listed != 0; listed &= listed - 1)
-                f(buddy{(first + step * static_cast<std::uint32_t>(std::countr_zero(listed))) * g, j + node_level()});
-        });
-        any_node(partial, [&](std::uint32_t i) {
-            for_each_listed_chunk_size(usable(i), [&](std::uint32_t j, std::uint64_t listed) {
-                for (; listed != 0; listed &= listed - 1)
-                    f(buddy{i * g + static_cast<std::uint32_t>(std::countr_zero(listed)), j});
-            });
-            return false;
-        });
     }
 
     // Takes the lowest 2^need GPUs of the smallest free buddy that holds
@@ -413,57 +387,8 @@ public:
                heap_bytes(chosen_);
     }
 
-    // Compares the free buddies the policy derives (from the state's node
-    // sets, and from each domain's GPUs) and its level sets with a brute
-    // force: every aligned free chunk whose parent is not free, tested GPU
-    // by GPU (so disjoint, coalesced, and covering the usable GPUs). Returns
-    // an empty string, or what is wrong. O(cluster GPUs x log): for tests.
-    template <class State>
-    std::string check(const State& state) const {
-        const topology& topo = state.topo();
-        if (levels_.size() != topo.domain_count()) return "buddy-split: not attached to this state";
-        if (std::string wrong = windows_.check(state); !wrong.empty()) return "buddy-split: " + wrong;
-        for (domain_id d = 0; d < topo.domain_count(); ++d) {
-            const domain_info& info = topo.domain(d);
-            const std::string where = " in domain '" + info.name + "'";
-            const bool has_buddies = detail::root_level(info) != detail::no_level;
-            std::vector<detail::buddy> derived;
-            if (has_buddies) detail::words_of(state, d).for_each_free([&](detail::buddy b) { derived.push_back(b); });
-            std::sort(derived.begin(), derived.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
-            std::uint64_t levels = 0;
-            for (const auto& b : derived) levels |= std::uint64_t{1} << b.level;
-            if (levels != levels_[d] || levels != detail::free_buddy_levels(toolkit::load_domain(state, placement{}, d)))
-                return "buddy-split: stale free-level summary" + where;
-            for (std::size_t l = 0; l < at_level_.size(); ++l)
-                if (at_level_[l].test(d) != (((levels >> l) & 1U) != 0)) return "buddy-split: level index is wrong" + where;
-            if (!has_buddies) continue;
-            const std::uint32_t g = info.gpus_per_node;
-            const auto usable = [&](std::uint32_t gpu) {
-                return ((state.usable_gpus(info.first_node + gpu / g) >> (gpu % g)) & 1U) != 0;
-            };
-            std::vector<std::uint32_t> usable_before(info.gpu_count() + 1, 0);  // prefix counts
-            for (std::uint32_t gpu = 0; gpu < info.gpu_count(); ++gpu)
-                usable_before[gpu + 1] = usable_before[gpu] + (usable(gpu) ? 1U : 0U);
-            const auto free = [&](std::uint32_t offset, std::uint32_t size) {
-                return usable_before[offset + size] - usable_before[offset] == size;
-            };
-            std::vector<detail::buddy> brute;
-            const std::uint32_t total = info.gpu_count();
-            for (std::uint32_t root = 0; root < total;) {
-                const std::uint32_t root_size = std::bit_floor(total - root);
-                for (std::uint32_t size = root_size; size > 0; size /= 2)
-                    for (std::uint32_t o = root; o < root + root_size; o += size) {
-                        const std::uint32_t parent = o - (o - root) % (size * 2);
-                        if (free(o, size) && (size == root_size || !free(parent, size * 2)))
-                            brute.push_back({o, static_cast<std::uint32_t>(std::countr_zero(size))});
-                    }
-                root += root_size;
-            }
-            std::sort(brute.begin(), brute.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
-            if (brute != derived) return "buddy-split: free buddies disagree with occupancy" + where;
-        }
-        return {};
-    }
+    // What attach and the change hooks keep (testing::check_indexes).
+    auto indexes() const noexcept { return std::tie(levels_, at_level_, windows_); }
 
 private:
     // measure() on a cluster of like domains, for a request that is not

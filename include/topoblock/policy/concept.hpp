@@ -31,6 +31,8 @@ namespace topoblock {
 // - on_domain_change(state, d) after every change to domain d, and/or
 //   on_domains_change(state, ds) for a change of several domains (each once),
 //   so that a summary over several domains is refiled once.
+// - indexes() -> a value comparable with ==: what attach and the change
+//   hooks keep, which testing::check_indexes compares with a fresh attach's.
 template <class P, class State>
 concept placement_policy = std::copy_constructible<P> &&
     requires(const P& policy, const State& state, const request& req, placement& out) {

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace topoblock {
@@ -367,31 +368,8 @@ public:
                heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
-    // Compares the kept free sub-blocks and buckets with a recount from each
-    // node's health and unheld GPUs: an empty string, or what disagrees.
-    template <class State>
-    std::string check(const State& state) const {
-        if (layouts_.size() != state.topo().domain_count()) return "contiguous-block: not attached to this state";
-        if (std::string wrong = windows_.check(state); !wrong.empty()) return "contiguous-block: " + wrong;
-        for (domain_id d = 0; d < state.topo().domain_count(); ++d) {
-            const detail::block_layout l = layout(state.topo().shape(d));
-            const std::string where = " of domain '" + state.topo().domain(d).name + "'";
-            typename State::node_set nodes;
-            const domain_shape info = state.topo().shape(d);
-            for (std::uint32_t i = 0; state.domain_open(d) && i < info.node_count; ++i) {
-                const node_id n = info.first_node + i;
-                nodes.assign(i, state.health(n) == node_health::up && state.unheld_gpus(n) == state.node_full_mask(n));
-            }
-            if (state.domain_open(d) && !(state.free_nodes_in(d) == nodes))
-                return "contiguous-block: stale wholly free nodes" + where;
-            const auto free = detail::free_blocks_among(nodes, l);
-            const auto s = detail::summarize_blocks(l, free);
-            if (!(kept_blocks<typename State::node_set>(d) == free))
-                return "contiguous-block: stale free sub-blocks" + where;
-            if (by_blocks_and_run_.key_of(d) != key_of(s)) return "contiguous-block: bucket is wrong" + where;
-        }
-        return {};
-    }
+    // What attach and the change hooks keep (testing::check_indexes).
+    auto indexes() const noexcept { return std::tie(layouts_, free_block_words_, by_blocks_and_run_, windows_); }
 
 private:
     // Domain d's up nodes, were their jobs ended, would hold a run of

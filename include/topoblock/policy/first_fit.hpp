@@ -13,8 +13,8 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
+#include <tuple>
 
 namespace topoblock {
 
@@ -122,21 +122,8 @@ struct first_fit {
     // Heap bytes besides the state's, for the memory benchmark.
     std::size_t memory_bytes() const noexcept { return with_usable_.memory_bytes() + wholly_usable_.memory_bytes(); }
 
-    // Both bitsets against every node's usable GPUs: empty, or the first
-    // node that disagrees. For tests.
-    template <class State>
-    std::string check(const State& state) const {
-        const topology& topo = state.topo();
-        if (with_usable_.size() != topo.node_count()) return "first-fit: not attached to this state";
-        for (node_id n = 0; n < topo.node_count(); ++n) {
-            const gpu_mask usable = state.usable_gpus(n);
-            const char* wrong = with_usable_.test(n) != (usable != 0)                            ? "usable-node"
-                                : wholly_usable_.test(n) != (usable == state.node_full_mask(n)) ? "wholly-usable-node"
-                                                                                                 : nullptr;
-            if (wrong != nullptr) return std::string("first-fit: stale ") + wrong + " bit at node '" + topo.node(n).name + "'";
-        }
-        return {};
-    }
+    // What attach and on_domain_change keep (testing::check_indexes).
+    auto indexes() const noexcept { return std::tie(with_usable_, wholly_usable_); }
 
 private:
     // Adds wholly usable node n and those after it in its domain, at most

@@ -186,13 +186,8 @@ struct fragmentation_aware {
         return best_.measure(state, req);
     }
 
-    // best-fit's buckets and the value table against a recount. For tests.
-    template <class State>
-    std::string check(const State& state) const {
-        if (std::string wrong = best_.check(state); !wrong.empty()) return wrong;
-        if (std::string wrong = mix_.check(); !wrong.empty()) return "frag-aware: " + wrong;
-        return {};
-    }
+    // best-fit's buckets: the mix is learned from requests, not rebuilt by attach.
+    auto indexes() const noexcept { return best_.indexes(); }
 
     template <class State>
     errc place(const State& state, const request& req, placement& out) const {

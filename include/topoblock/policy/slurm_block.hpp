@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -191,38 +192,11 @@ public:
         return total;
     }
 
-    // Compares the summaries with those a fresh attach builds from the
-    // state: an empty string, or what disagrees. O(cluster): for tests.
-    template <class State>
-    std::string check(const State& state) const {
-        const topology& topo = state.topo();
-        slurm_block fresh(base_nodes_, block_sizes_, block_count_);
-        fresh.attach(state);
-        if (!(fresh.attached_shape_ == attached_shape_) || fresh.thresholds_ != thresholds_ ||
-            fresh.qualifying_.size() != qualifying_.size())
-            return "slurm-block: not attached to this state";
-        file_groups();  // what check() compares is what a decision would read
-        for (domain_id b = 0; b < attached_shape_.block_count; ++b) {
-            const std::string where = " of base block '" + topo.domain(b).name + "'";
-            if (full_blocks_.test(b) != fresh.full_blocks_.test(b))
-                return "slurm-block: the set of wholly free base blocks is wrong" + where;
-            for (std::uint32_t t = 0; t < thresholds_; ++t) {
-                const std::string what = t == 0 ? "free nodes" : "nodes with " + std::to_string(t) + " usable GPUs";
-                if (qualifying_[std::size_t{b} * thresholds_ + t] != fresh.qualifying_[std::size_t{b} * thresholds_ + t])
-                    return "slurm-block: stale count of " + what + where;
-                if (blocks_by_qualifying_[t].key_of(b) != fresh.blocks_by_qualifying_[t].key_of(b))
-                    return "slurm-block: bucket of " + what + " is wrong" + where;
-            }
-        }
-        for (std::size_t level = 1; level < groups_.size(); ++level) {
-            const group_summary &g = groups_[level], &f = fresh.groups_[level];
-            const std::string where = " at level " + std::to_string(level);
-            if (g.free_nodes != f.free_nodes) return "slurm-block: group free nodes are wrong" + where;
-            for (std::uint32_t group = 0; g.by_free_nodes.items() != 0 && group < g.free_nodes.size(); ++group)
-                if (g.by_free_nodes.key_of(group) != f.by_free_nodes.key_of(group))
-                    return "slurm-block: group bucket is wrong" + where;
-        }
-        return {};
+    // What attach and on_domain_change keep (testing::check_indexes), the
+    // groups filed first.
+    auto indexes() const noexcept {
+        file_groups();
+        return std::tie(attached_shape_, qualifying_, blocks_by_qualifying_, full_blocks_, groups_, grouped_whole_);
     }
 
     // GPU requests with segments have no Slurm counterpart here; a GPU job
@@ -292,18 +266,11 @@ private:
         const std::uint32_t full = static_cast<std::uint32_t>(full_blocks_.count());
         view.scopes = state.topo().domain_count();
         view.wholly_free = full;
-        // Blocks filed under `t` with a count of at least `least`.
-        const auto blocks_with = [&](std::uint32_t t, std::uint32_t least) {
-            const bucket_index& index = blocks_by_qualifying_[t];
-            std::uint32_t n = 0;
-            for (std::uint32_t key = index.next_key(least); key != npos32; key = index.next_key(key + 1)) n += index.count(key);
-            return n;
-        };
         if (one_node) {
             view.free = state.available().gpus;
             for (std::uint32_t k = uniform_gpus_; k > 0 && view.most == 0; --k)
                 if (full != 0 || !blocks_by_qualifying_[k].empty()) view.most = k;
-            view.holding_now = (need == 0 ? 0 : blocks_with(static_cast<std::uint32_t>(need), 1)) + full;
+            view.holding_now = (need == 0 ? 0 : blocks_by_qualifying_[need].count_at_least(1)) + full;
             view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
                 state, uniform_gpus_ >= need, [&](domain_id d) { return state.domain(d).up_nodes != 0; });
             return view;
@@ -312,7 +279,8 @@ private:
         const std::uint32_t top = blocks_by_qualifying_[0].previous_key(blocks_by_qualifying_[0].max_key());
         view.most = full != 0 ? full_nodes_ : top == npos32 ? 0 : top;
         if (need <= full_nodes_) {
-            view.holding_now = blocks_with(0, static_cast<std::uint32_t>(std::max<std::uint64_t>(need, 1))) + full;
+            const auto least = static_cast<std::uint32_t>(std::max<std::uint64_t>(need, 1));
+            view.holding_now = blocks_by_qualifying_[0].count_at_least(least) + full;
             view.holding_if_emptied = toolkit::holding_if_emptied_on_like_domains(
                 state, true, [&](domain_id d) { return state.domain(d).up_nodes >= need; });
         }
@@ -707,6 +675,7 @@ private:
     struct group_summary {
         std::vector<std::uint32_t> free_nodes;  // per group; empty: level not enabled
         bucket_index by_free_nodes;             // groups by free nodes, when more than 64
+        friend bool operator==(const group_summary&, const group_summary&) = default;
     };
     slurm_block_shape attached_shape_;
     std::uint32_t uniform_gpus_ = 0;

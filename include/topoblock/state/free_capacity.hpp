@@ -63,14 +63,9 @@ public:
         }
     }
 
-    // Every stored maximum is the maximum of what lies below it.
-    bool consistent() const noexcept {
-        for (std::size_t i = 1; i < leaves_; ++i)
-            if (!(entries_[i] == max_of(entries_[2 * i], entries_[2 * i + 1]))) return false;
-        return true;
-    }
-
     std::size_t memory_bytes() const noexcept { return heap_bytes(entries_); }
+    // The same totals (a change climbs until a maximum stands, so the maxima follow from them).
+    friend bool operator==(const free_capacity_tree&, const free_capacity_tree&) = default;
 
 private:
     static free_capacity max_of(const free_capacity& a, const free_capacity& b) noexcept {

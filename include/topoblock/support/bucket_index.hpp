@@ -48,6 +48,13 @@ public:
         return n;
     }
 
+    // Items filed under `key` or above. O(keys x items / 64): for reports.
+    std::uint32_t count_at_least(std::uint32_t key) const noexcept {
+        std::uint32_t n = 0;
+        for (std::uint32_t k = next_key(key); k != npos32; k = next_key(k + 1)) n += count(k);
+        return n;
+    }
+
     void assign(std::uint32_t item, std::uint32_t key) noexcept { refile(item, key); }
     // Files the item under `key`, or nowhere when `key` is 0: for indexes
     // whose every lookup asks for at least 1, where a bucket for 0 would
@@ -60,6 +67,8 @@ public:
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(key_of_) + heap_bytes(blocks_) + heap_bytes(nonempty_);
     }
+    // Every item under the same key (the words follow from the keys).
+    friend bool operator==(const bucket_index&, const bucket_index&) = default;
 
     // The non-empty key at or above `key`, or npos32.
     std::uint32_t next_key(std::uint32_t key) const noexcept {

@@ -18,6 +18,7 @@
 #include <topoblock/topology/health.hpp>
 #include <topoblock/state/piece_list.hpp>
 #include <topoblock/support/bitset.hpp>
+#include <topoblock/testing/check_indexes.hpp>
 #include <topoblock/testing/reference_model.hpp>
 #include <topoblock/topology/topology.hpp>
 
@@ -241,8 +242,7 @@ public:
 
     std::string check() const {
         if (auto why = compare(a_, m_, live_); !why.empty()) return why;
-        if constexpr (requires { a_.policy().check(a_.state()); }) return a_.policy().check(a_.state());
-        return "";
+        return check_indexes(a_.policy(), a_.state());
     }
 
 private:

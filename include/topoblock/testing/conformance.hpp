@@ -23,8 +23,8 @@
 //   and try_allocate() agree;
 // - no GPU held twice or lost: the state matches the model GPU by GPU
 //   (owners included), a rebuild from its records agrees (cluster_state::verify), and
-//   a policy's `std::string check(const State&) const` member, when it has
-//   one, finds its own summaries in step (empty when they are);
+//   a policy's indexes() member, when it has one, equals a fresh attach's
+//   (testing/check_indexes.hpp);
 // - pieces only on nodes that are up, in domains open to the job; a whole
 //   node request holds whole nodes; an exclusive_domain job takes only idle
 //   domains, and no other job enters them while it runs;

@@ -4,8 +4,7 @@
 // its free buddies from its GPUs as a scratch holds them, by a recursive walk
 // of each root, GPU by GPU (naive_buddy below), independent of the policy's
 // word operations. The lockstep test (tests/policy/indexed_vs_naive.cpp)
-// compares the policy with this; the policy's check() compares its buddies
-// with a brute force.
+// compares the policy's decisions and its free-level summaries with this.
 
 #include <topoblock/policy/buddy_split.hpp>
 #include <topoblock/policy/toolkit/domain_pick.hpp>
@@ -19,12 +18,22 @@
 
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace topoblock::test {
 
 namespace naive_buddy {
+
+// A buddy: the GPUs [offset, offset + 2^level) of one domain, its GPUs
+// numbered node-major (GPU j of node i is i * gpus_per_node + j), so that a
+// buddy of a node's size or more is a run of whole nodes.
+struct buddy {
+    std::uint32_t offset = 0;
+    std::uint32_t level = 0;
+};
 
 // 0: no GPU of the buddy is open; 1: some; 2: all.
 template <class Scratch>
@@ -48,7 +57,7 @@ template <class Scratch, class F>
 void visit_buddies(const Scratch& s, std::uint32_t offset, std::uint32_t level, F& f) {
     const int open = buddy_openness(s, offset, level);
     if (open == 2) {
-        f(detail::buddy{offset, level});
+        f(buddy{offset, level});
     } else if (open == 1 && level > 0) {
         visit_buddies(s, offset, level - 1, f);
         visit_buddies(s, offset + (std::uint32_t{1} << (level - 1)), level - 1, f);
@@ -74,7 +83,7 @@ void for_each_free_buddy(const Scratch& s, F&& f) {
 template <class Scratch>
 std::uint64_t free_buddy_levels(const Scratch& s) {
     std::uint64_t levels = 0;
-    for_each_free_buddy(s, [&](detail::buddy b) { levels |= std::uint64_t{1} << b.level; });
+    for_each_free_buddy(s, [&](buddy b) { levels |= std::uint64_t{1} << b.level; });
     return levels;
 }
 
@@ -83,8 +92,8 @@ std::uint64_t free_buddy_levels(const Scratch& s) {
 // free buddy is large enough.
 template <class Scratch>
 bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
-    detail::buddy best{0, detail::no_level};
-    for_each_free_buddy(s, [&](detail::buddy b) {
+    buddy best{0, detail::no_level};
+    for_each_free_buddy(s, [&](buddy b) {
         if (b.level >= need && b.level < best.level) best = b;
     });
     if (best.level == detail::no_level) return false;
@@ -96,6 +105,17 @@ bool take_buddy(const Scratch& s, std::uint32_t need, placement& out) {
         out.add(s.first_node + best.offset / g, full_gpu_mask(size) << (best.offset % g));
     }
     return true;
+}
+
+// The policy's free-level summaries against this walk, domain by domain:
+// empty, or the first domain whose summary differs.
+template <class State>
+std::string levels_differ(const buddy_split& policy, const State& state) {
+    const std::vector<std::uint64_t>& kept = std::get<0>(policy.indexes());
+    for (domain_id d = 0; d < state.topo().domain_count(); ++d)
+        if (kept.at(d) != free_buddy_levels(toolkit::load_domain(state, placement{}, d)))
+            return "buddy-split: stale free-level summary in domain '" + state.topo().domain(d).name + "'";
+    return {};
 }
 
 }  // namespace naive_buddy

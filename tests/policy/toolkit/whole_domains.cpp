@@ -82,7 +82,9 @@ TEST_CASE("word_windows: the best window of each size agrees with a brute-force 
             }
             for (std::uint32_t word = first / 64; word <= (std::min(domains, first + count) - 1) / 64; ++word)
                 windows.refile_word(word, free.word(word));
-            REQUIRE(windows.check(free) == "");
+            detail::word_windows fresh(detail::word_windows::max_sizes, domains, one_group);
+            for (std::size_t word = 0; word * 64 < domains; ++word) fresh.refile_word(word, free.word(word));
+            REQUIRE(fresh == windows);
             for (std::size_t k = 1; k <= detail::word_windows::max_sizes; ++k) {
                 const auto asked = static_cast<std::uint32_t>(r.between(2, 1U << k));
                 CAPTURE(k);
@@ -93,14 +95,17 @@ TEST_CASE("word_windows: the best window of each size agrees with a brute-force 
     }
 }
 
-// check() must see a word left unfiled.
-TEST_CASE("word_windows: a word not refiled is told by check") {
-    detail::word_windows windows(3, 200, [](std::size_t, std::size_t) { return true; });
+// A word left unfiled differs from windows filed from every word.
+TEST_CASE("word_windows: a word not refiled differs from a fresh filing") {
+    const auto one_group = [](std::size_t, std::size_t) { return true; };
+    detail::word_windows windows(3, 200, one_group);
     indexed_bitset free(200);
     for (std::size_t d = 130; d < 140; ++d) free.set(d);
-    CHECK(windows.check(free) != "");
+    detail::word_windows fresh(3, 200, one_group);
+    for (std::size_t word = 0; word < 4; ++word) fresh.refile_word(word, free.word(word));
+    CHECK(!(fresh == windows));
     windows.refile_word(2, free.word(2));
-    CHECK(windows.check(free) == "");
+    CHECK(fresh == windows);
     // Windows of eight: 128-135 holds six free, 136-143 four.
     CHECK(windows.find(3, 8, free) == npos32);
     CHECK(windows.find(3, 5, free) == 16);
@@ -157,7 +162,11 @@ TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pic
                 live.pop_back();
             }
             windows.on_domains_change(a.state(), a.state().touched_domains());
-            if (op % 2'000 == 0) REQUIRE(windows.check(a.state()) == "");
+            if (op % 2'000 == 0) {
+                toolkit::whole_domain_windows fresh;
+                fresh.attach(a.state());
+                REQUIRE(fresh == windows);
+            }
             if (op % 60 != 0) continue;
             const auto asked = static_cast<std::uint32_t>(r.chance(70) ? r.between(2, 130) : r.between(131, 600));
             CAPTURE(asked);
@@ -170,7 +179,9 @@ TEST_CASE("whole-domain windows: filed by word, in buckets and scanned, they pic
             picked.clear();
             answered += fast ? 1U : 0U;
         }
-        REQUIRE(windows.check(a.state()) == "");
+        toolkit::whole_domain_windows fresh;
+        fresh.attach(a.state());
+        REQUIRE(fresh == windows);
         CHECK(answered > 100);
     }
 }

@@ -8,7 +8,6 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 // The small windows of whole_domain_windows (2 to 64 domains, inside one
@@ -102,21 +101,10 @@ public:
         return npos32;
     }
 
-    // Recounts every word from `free`: an empty string, or what disagrees.
-    std::string check(const indexed_bitset& free) const {
-        word_windows fresh = *this;
-        std::fill(fresh.present_.begin(), fresh.present_.end(), 0);
-        std::fill(fresh.words_with_.begin(), fresh.words_with_.end(), 0);
-        fresh.counts_present_ = {};
-        for (std::size_t w = 0; w < words_; ++w) fresh.refile_word(w, free.word(w));
-        if (fresh.present_ != present_) return "stale counts of a word's windows";
-        if (fresh.words_with_ != words_with_ || fresh.counts_present_ != counts_present_) return "misfiled word";
-        return {};
-    }
-
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(one_group_lanes_) + heap_bytes(present_) + heap_bytes(words_with_);
     }
+    friend bool operator==(const word_windows&, const word_windows&) = default;
 
 private:
     // Per lane of 2^k bits: its bit 0, its low half, the lowest lane whole.

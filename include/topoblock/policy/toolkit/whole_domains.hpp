@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
 // Jobs placed as whole NVLink domains, shared by the block policies: the
@@ -137,20 +136,7 @@ public:
         return false;
     }
 
-    // Recounts from the state: empty, or what disagrees. For tests.
-    template <class State>
-    std::string check(const State& state) const {
-        if (!kept_) return {};
-        const std::uint32_t domains = state.topo().domain_count();
-        std::uint32_t total = 0;
-        for (domain_id d = 0; d < domains; ++d) {
-            if (wholly_free_.test(d) != wholly_free_and_open(state, d)) return "whole-domain windows: stale wholly free domain";
-            total += wholly_free_.test(d) ? 1U : 0U;
-        }
-        if (total != total_free_) return "whole-domain windows: stale total";
-        if (std::string wrong = small_.check(wholly_free_); !wrong.empty()) return "whole-domain windows: " + wrong;
-        return {};
-    }
+    friend bool operator==(const whole_domain_windows&, const whole_domain_windows&) = default;
 
 private:
     // Word `word` of the wholly free domains is now `now`.
