@@ -244,9 +244,9 @@ public:
         // the fewest free sub-blocks among domains whose run holds the job
         // is a lookup in one index.
         std::vector<bool> possible(std::size_t{topo.max_domain_gpus()} + 1, false);
-        std::uint32_t most_free_blocks = 0;  // the most sub-blocks a domain has
+        most_free_blocks_ = 0;
         for (const auto& l : layouts_) {
-            most_free_blocks = std::max(most_free_blocks, l.count());
+            most_free_blocks_ = std::max(most_free_blocks_, l.count());
             const std::uint32_t block = l.nodes_per_block * l.gpus_per_node;
             const std::uint32_t tail = l.tail_nodes * l.gpus_per_node;
             for (std::uint32_t k = 0; k <= l.full_blocks; ++k) {
@@ -264,17 +264,7 @@ public:
             class_at_least_[g] = c;
         }
         class_bits_ = classes < 2 ? 0 : static_cast<std::uint32_t>(std::bit_width(classes - 1));
-        // tightest_domain's first key for a need of g GPUs (a table, so that
-        // no decision divides): no domain with fewer free sub-blocks than
-        // `least` holds g, 1 when domains are cut into sub-blocks of
-        // different sizes.
-        first_key_for_.assign(possible.size(), npos32);
-        for (std::uint32_t g = 0; g < possible.size() && classes != 0; ++g) {
-            const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (g + uniform_block_gpus_ - 1) / uniform_block_gpus_;
-            if (least <= most_free_blocks && class_at_least_[g] != classes)
-                first_key_for_[g] = static_cast<std::uint32_t>(least) << class_bits_ | class_at_least_[g];
-        }
-        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks + 1) << class_bits_) - 1);
+        by_blocks_and_run_ = bucket_index(topo.domain_count(), classes == 0 ? 0 : ((most_free_blocks_ + 1) << class_bits_) - 1);
         windows_.attach(state);
         whole_blocks_ = windows_.kept() ? layouts_.front().count() : 0;
         // Domains all cut alike into few sub-blocks: each set of free
@@ -365,7 +355,7 @@ public:
     std::size_t memory_bytes() const noexcept {
         return heap_bytes(layouts_) + heap_bytes(free_block_words_) +
                heap_bytes(key_of_blocks_) + by_blocks_and_run_.memory_bytes() + heap_bytes(run_lengths_) +
-               heap_bytes(class_at_least_) + heap_bytes(first_key_for_) + windows_.memory_bytes() + heap_bytes(chosen_);
+               heap_bytes(class_at_least_) + windows_.memory_bytes() + heap_bytes(chosen_);
     }
 
     // What attach and the change hooks keep (testing::check_indexes).
@@ -502,15 +492,20 @@ private:
         // node sizes, which start from a need of 1 and test each domain's.
         const bool one_need = req.what != unit::nodes || state.topo().uniform_gpus_per_node() != 0;
         const std::uint64_t need = one_need ? need_gpus(state, req, req.count, 0) : 1;
-        if (need >= first_key_for_.size() || first_key_for_[need] == npos32) return npos32;
+        // No domain with fewer free sub-blocks than `least` holds the need
+        // (1 when domains are cut into sub-blocks of different sizes).
+        const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (need + uniform_block_gpus_ - 1) / uniform_block_gpus_;
+        if (need >= class_at_least_.size() || class_at_least_[need] == run_lengths_.size() || least > most_free_blocks_)
+            return npos32;
         // The keys run row by row (a row: the domains with so many free
         // sub-blocks), each row by run class; a row's keys below the class
         // that holds the need are passed over. With one need and every filed
         // domain allowed, the lowest domain of the row's other keys answers.
         const std::uint32_t row_keys = std::uint32_t{1} << class_bits_;
-        const std::uint32_t first_class = first_key_for_[need] & (row_keys - 1);
+        const std::uint32_t first_class = class_at_least_[need];
         const bucket_index& index = by_blocks_and_run_;
-        for (std::uint32_t key = index.next_key(first_key_for_[need]); key != npos32;) {
+        const auto first_key = static_cast<std::uint32_t>(least) << class_bits_ | first_class;
+        for (std::uint32_t key = index.next_key(first_key); key != npos32;) {
             const std::uint32_t row_key = key & ~(row_keys - 1);
             if (key - row_key < first_class) {  // this row's runs are all too short
                 key = index.next_key(row_key + first_class);
@@ -555,7 +550,7 @@ private:
     std::vector<std::uint32_t> run_lengths_;  // the longest-run GPU counts a domain can have, ascending: the run classes
     std::vector<std::uint32_t> class_at_least_;  // [GPUs]: the first class that holds them (a run's own class)
     std::uint32_t class_bits_ = 0;               // a row's keys: 2^class_bits_ >= classes
-    std::vector<std::uint32_t> first_key_for_;   // [GPUs]: tightest_domain's first key for that need, or npos32
+    std::uint32_t most_free_blocks_ = 0;         // the most sub-blocks a domain has
     bucket_index by_blocks_and_run_;           // domains with free sub-blocks, by key_of(summary)
     std::uint32_t whole_blocks_ = 0;           // a domain's sub-blocks when windows_ is kept (else 0)
     static constexpr std::uint32_t max_keyed_blocks = 10;  // key_of_blocks_: at most 2^10 keys
