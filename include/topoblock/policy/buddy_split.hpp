@@ -17,7 +17,6 @@
 #include <topoblock/topology/topology.hpp>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -96,17 +95,6 @@ constexpr std::uint64_t listed_chunk_sizes(std::uint64_t bits) noexcept {
     return sizes;
 }
 
-// listed_chunk_sizes of a node's free GPUs, from a table for nodes of up to
-// 8 GPUs: no loop whose length depends on them.
-inline std::uint64_t listed_gpu_chunk_sizes(gpu_mask free) noexcept {
-    static constexpr auto table = [] {
-        std::array<std::uint8_t, 256> t{};
-        for (std::size_t m = 0; m < t.size(); ++m) t[m] = static_cast<std::uint8_t>(listed_chunk_sizes(m));
-        return t;
-    }();
-    return free < table.size() ? table[free] : listed_chunk_sizes(free);
-}
-
 // Calls f(j, first, step, listed) for each set of free chunks of 2^j nodes
 // in `whole` whose parent is not free: bit b of `listed` is the chunk from
 // node first + b * step. Chunks of 64 nodes or more are whole words, found
@@ -152,7 +140,7 @@ struct buddy_words {
             levels |= std::uint64_t{1} << (j + node_level());
         });
         any_node(partial, [&](std::uint32_t i) {
-            levels |= listed_gpu_chunk_sizes(usable(i));
+            levels |= listed_chunk_sizes(usable(i));
             return false;
         });
         return levels;

@@ -442,8 +442,8 @@ private:
         return req.what == unit::nodes ? units * state.topo().shape(d).gpus_per_node : units;
     }
 
-    // Domain `d`'s free sub-blocks as refile_blocks last kept them (kept:
-    // reading them from the state's nodes made explain 18% slower).
+    // Domain `d`'s free sub-blocks as refile_blocks last kept them (kept, so
+    // that a one-domain decision and explain need not derive them again).
     template <class Set>
     Set kept_blocks(domain_id d) const noexcept {
         Set set;

@@ -172,10 +172,6 @@ public:
         if (full_blocks_.test(d)) {
             if (full) return;
             full_blocks_.reset(d);
-            if (!open) {  // fast path: taken whole, as a multi-block job takes it, it is filed nowhere still
-                std::fill_n(&qualifying_[std::size_t{d} * thresholds_], thresholds_, 0U);
-                return mark_unfiled(d);
-            }
             return file_counts(state, d, open, whole, true);
         }
         if (full) return enter_full(d);
