@@ -44,20 +44,22 @@ public:
     static constexpr std::uint64_t halving_jobs = 512;
 
     void reset(std::uint32_t largest) {
-        weight_.assign(std::size_t{largest} + 1, 0);
+        weight_.assign(std::size_t{std::max(largest, 1U)} + 1, 0);
         value_.assign(std::size_t{largest} + 1, 0);
         learned_jobs_ = 0;
     }
     std::uint32_t largest() const noexcept { return weight_.empty() ? 0 : static_cast<std::uint32_t>(weight_.size() - 1); }
     std::uint64_t weight(std::uint32_t gpus) const noexcept { return gpus < weight_.size() ? weight_[gpus] : 0; }
-    std::uint64_t value(std::uint64_t free_gpus) const noexcept { return value_[free_gpus]; }
+    // 1-GPU jobs (the most common) add a linear term, kept apart from the
+    // table so that learning one costs O(1).
+    std::uint64_t value(std::uint64_t free_gpus) const noexcept { return value_[free_gpus] + weight_[1] * free_gpus; }
 
-    // Adds `w` to the weight of jobs of `gpus` GPUs (at most D). O(D).
+    // Adds `w` to the weight of jobs of `gpus` GPUs (at most D). O(D), O(1) for 1 GPU.
     void add(std::uint32_t gpus, std::uint64_t w) {
         const std::uint32_t s = gpus < weight_.size() ? gpus : largest();
         if (s == 0 || w == 0) return;
         weight_[s] += w;
-        add_to_values(s, w);
+        if (s > 1) add_to_values(s, w);
     }
     // One job of `gpus` GPUs placed. O(D), and O(D^2) once in `halving_jobs`.
     void learn(std::uint32_t gpus) {
@@ -71,7 +73,7 @@ public:
     // The value table against a recount: empty, or what is stale. For tests.
     std::string check() const {
         for (std::size_t f = 0; f < value_.size(); ++f)
-            if (value_[f] != value_of(f)) return "value of " + std::to_string(f) + " free GPUs is stale";
+            if (value(f) != value_of(f)) return "value of " + std::to_string(f) + " free GPUs is stale";
         return {};
     }
     std::uint64_t value_of(std::size_t f) const noexcept {
@@ -81,22 +83,26 @@ public:
     }
 
 private:
-    // value(f) += w x floor(f / s) for every f, without a division.
+    // value(f) += w x floor(f / s) for every f, without a division: one
+    // pass from f = s, the addend growing by w every s steps.
     void add_to_values(std::size_t s, std::uint64_t w) noexcept {
         std::uint64_t step = w;
-        for (std::size_t run = s; run < value_.size(); run += s, step += w) {
-            const std::size_t end = std::min(run + s, value_.size());
-            for (std::size_t f = run; f < end; ++f) value_[f] += step;
+        for (std::size_t f = s, left = s; f < value_.size(); ++f) {
+            value_[f] += step;
+            if (--left == 0) {
+                left = s;
+                step += w;
+            }
         }
     }
     void rebuild() noexcept {
         std::fill(value_.begin(), value_.end(), 0);
-        for (std::size_t s = 1; s < weight_.size(); ++s)
+        for (std::size_t s = 2; s < weight_.size(); ++s)
             if (weight_[s] != 0) add_to_values(s, weight_[s]);
     }
 
     std::vector<std::uint64_t> weight_;  // [size in GPUs]
-    std::vector<std::uint64_t> value_;   // [free GPUs]
+    std::vector<std::uint64_t> value_;   // [free GPUs]: sizes 2 and up
     std::uint64_t learned_jobs_ = 0;
 };
 
@@ -113,7 +119,7 @@ private:
 // exclusive jobs, and whole-node jobs on mixed node sizes are placed as
 // best-fit places them; inside the chosen domain, best-fit's rule.
 // Cost: one step per distinct free count among the domains that hold the job,
-// from best-fit's buckets; learning O(GPUs of a domain) per job.
+// from best-fit's buckets; learning O(1) per 1-GPU job, else O(GPUs of a domain).
 struct fragmentation_aware {
     fragmentation_aware() = default;
     // A fixed mix: the weights are normalised, never learned.
