@@ -21,7 +21,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>

@@ -9,7 +9,6 @@
 #include <topoblock/request/errc.hpp>
 #include <topoblock/request/placement.hpp>
 #include <topoblock/request/request.hpp>
-#include <topoblock/topology/health.hpp>
 #include <topoblock/support/bitset.hpp>
 #include <topoblock/support/bucket_index.hpp>
 #include <topoblock/support/heap_bytes.hpp>
