@@ -143,6 +143,8 @@ TEST_CASE("frag-aware: learns the mix from the jobs placed, with decay") {
     CHECK(fa.policy().mix().weight(8) == 4 * detail::size_mix::gpu_weight);
     CHECK(fa.policy().mix().weight(72) == 50 * detail::size_mix::gpu_weight);
     CHECK(testing::check_indexes(fa.policy(), fa.state()) == "");
+    // The value table, its 1-GPU term apart, against a recount from the weights.
+    CHECK(fa.policy().mix().check() == "");
 }
 
 // A learned mix steers as a given one does. Rack01 holds 32 GPUs (40

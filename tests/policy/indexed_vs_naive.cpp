@@ -117,6 +117,7 @@ void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t
             REQUIRE(testing::check_indexes(fast.policy(), fast.state()) == "");
             if constexpr (std::is_same_v<Fast, buddy_split>)
                 REQUIRE(test::naive_buddy::levels_differ(fast.policy(), fast.state()) == "");
+            if constexpr (std::is_same_v<Fast, fragmentation_aware>) REQUIRE(fast.policy().mix().check() == "");
         }
     }
     CHECK(placed > operations * allocations / 300);
