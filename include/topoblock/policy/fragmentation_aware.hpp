@@ -43,6 +43,7 @@ public:
     static constexpr std::uint64_t gpu_weight = 256;
     static constexpr std::uint64_t halving_jobs = 512;
 
+    // Sizes 1 .. largest; a weight for 1 GPU even without GPUs (value() reads it).
     void reset(std::uint32_t largest) {
         weight_.assign(std::size_t{std::max(largest, 1U)} + 1, 0);
         value_.assign(std::size_t{largest} + 1, 0);
