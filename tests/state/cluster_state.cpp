@@ -68,6 +68,27 @@ TEST_CASE("racks taken whole name their holder for every GPU, through a failure 
     CHECK(a.state().verify().empty());
 }
 
+// An empty domain may declare more GPUs per node than any node has (a gap
+// in a Slurm block list, say): its node sets are its own and empty, not
+// another domain's or past the table's end.
+TEST_CASE("an empty domain with more GPUs per node than any node has no nodes in any set") {
+    topology_builder b;
+    b.add_numbered_domain("rack1", 2, 8, "a", 1, 1);
+    b.add_domain("gap", 17, {});
+    b.add_numbered_domain("rack2", 2, 8, "b", 1, 1);
+    b.add_domain("tail", 64, {});
+    auto a = *allocator<best_fit>::create(*b.build());
+    const auto& state = a.state();
+    for (const domain_id d : {domain_id{1}, domain_id{3}}) {
+        CHECK(state.free_nodes_in(d).none());
+        for (std::uint32_t k = 0; k <= a.topo().domain(d).gpus_per_node; ++k) CHECK(state.nodes_with_unheld(d, k).none());
+        CHECK(state.tightest_node(d, 1) == npos32);
+    }
+    CHECK(state.free_nodes_in(2).count() == 2);
+    REQUIRE(a.try_allocate(request::gpus(8)));
+    CHECK(state.verify().empty());
+}
+
 // A domain held whole whose up nodes are all alone between down ones is
 // given back a node at a time, not as a stretch: the holder must go too.
 TEST_CASE("a domain held whole and given back a node at a time keeps no holder") {

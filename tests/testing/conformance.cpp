@@ -40,6 +40,13 @@ std::vector<named_topology> topologies() {
     all.push_back({"partial racks", topoblock::test::partial_racks()});
     all.push_back({"nvl72:1+hgx8:4", *parse_topology_spec("nvl72:1+hgx8:4")});
     all.push_back({"nvl72:2+hgx8:6@2", *parse_topology_spec("nvl72:2+hgx8:6@2")});
+    // Empty domains that declare more GPUs per node than any node has.
+    topology_builder gaps;
+    gaps.add_numbered_domain("rack1", 18, 4, "a", 1, 2);
+    gaps.add_domain("gap", 8, {});
+    gaps.add_numbered_domain("rack2", 16, 4, "b", 1, 2);
+    gaps.add_domain("tail", 16, {});
+    all.push_back({"empty domains with wider nodes", *gaps.build()});
     return all;
 }
 

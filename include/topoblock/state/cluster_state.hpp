@@ -114,8 +114,8 @@ public:
         return nodes_with_unheld(d, topo_.shape(d).gpus_per_node);
     }
     // Up nodes of the domain with exactly `k` unheld GPUs, by index inside the
-    // domain (k from 0 to the most GPUs a node of the cluster has; empty
-    // above the domain's GPUs per node).
+    // domain (k from 0 to the most GPUs per node any domain has, an empty one
+    // too; empty above the domain's GPUs per node).
     const node_set& nodes_with_unheld(domain_id d, std::uint32_t k) const noexcept {
         TOPOBLOCK_ASSERT(d < domains_.size() && k < stride_);
         return nodes_by_unheld_[d * stride_ + k];
@@ -503,7 +503,7 @@ private:
           owner_(topo_.gpu_count(), npos32),
           domains_(topo_.domain_count()),
           whole_holder_(topo_.domain_count(), npos32),
-          stride_(topo_.max_gpus_per_node() + 1),
+          stride_(node_set_stride(topo_)),
           nodes_by_unheld_(std::size_t{topo_.domain_count()} * stride_),
           idle_domains_(topo_.domain_count()),
           touched_(topo_.domain_count()),
@@ -515,6 +515,14 @@ private:
             healthy_gpus_ += topo_.node(n).gpus;
         }
         for (domain_id d = 0; d < topo_.domain_count(); ++d) settle_idle(d);
+    }
+
+    // Node sets per domain: one per unheld count up to the domain's GPUs per
+    // node, which an empty domain may set above every node's.
+    static std::size_t node_set_stride(const topology& topo) noexcept {
+        std::uint32_t most = topo.max_gpus_per_node();
+        for (const auto& d : topo.domains()) most = std::max(most, d.gpus_per_node);
+        return std::size_t{most} + 1;
     }
 
     // Adds (sign +1) or removes (-1) an up node's share of the counters.
