@@ -254,6 +254,30 @@ TEST_CASE("contiguous-block: best fit by free sub-blocks, lowest index on ties")
     CHECK(testing::check_indexes(a.policy(), a.state()).empty());
 }
 
+// A domain smaller than a sub-block (a stub of one or two trays, or an empty
+// block of a Slurm list) holds one short block or none. First in the
+// cluster, it must not stand for the sub-block size the others are counted
+// in: every job the rack holds is placed, as the reference places it.
+TEST_CASE("contiguous-block: a first domain smaller than a sub-block leaves the rack's jobs placeable") {
+    for (const std::uint32_t stub_trays : {0U, 1U, 2U}) {
+        CAPTURE(stub_trays);
+        topology_builder b;
+        b.add_numbered_domain("stub", stub_trays, 4, "s", 1, 1);
+        b.add_numbered_domain("rack", 18, 4, "gb", 1, 2);
+        const topology topo = *b.build();
+        auto a = *allocator<contiguous_block>::create(topo, contiguous_block{16});
+        const auto ref = *allocator<test::contiguous_block_reference>::create(topo, test::contiguous_block_reference{16});
+        for (std::uint32_t gpus = 1; gpus <= 72; ++gpus) {
+            CAPTURE(gpus);
+            placement fast, naive;
+            const errc e = a.plan(request::gpus(gpus), fast);
+            REQUIRE(e == ref.plan(request::gpus(gpus), naive));
+            if (e == errc::ok) CHECK(test::describe(topo, fast.pieces()) == test::describe(topo, naive.pieces()));
+        }
+        CHECK(place(a, request::gpus(64)) == "gb01 gb02 gb03 gb04 gb05 gb06 gb07 gb08 gb09 gb10 gb11 gb12 gb13 gb14 gb15 gb16");
+    }
+}
+
 TEST_CASE("contiguous-block: fragmented when GPUs are free but no sub-block is") {
     auto a = racks("nvl72:1");
     std::vector<allocation_id> ids;

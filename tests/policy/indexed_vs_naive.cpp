@@ -131,6 +131,17 @@ topology partial_racks_in_leaves() {
     return *b.build();
 }
 
+// An empty domain and a stub of two trays ahead of partial racks: the first
+// domains are smaller than a sub-block, and an empty one declares wider nodes.
+topology racks_after_stubs() {
+    topology_builder b;
+    b.add_domain("empty", 8, {});
+    b.add_numbered_domain("stub", 2, 4, "s", 1, 1);
+    for (std::uint32_t rack = 1; rack <= 4; ++rack)
+        b.add_numbered_domain("rack" + std::to_string(rack), 19 - rack, 4, "r" + std::to_string(rack) + "n", 1, 2);
+    return *b.build();
+}
+
 // A Slurm block topology: five base blocks of 8 four-GPU nodes, one of them
 // empty, aggregated in 8, 16 and 32 nodes, and three nodes outside every
 // block (used only when no block node can serve).
@@ -196,7 +207,7 @@ TEST_CASE("frag-aware: indexed and its reference decide identically") {
 // ones: whole racks come free, the lowest ones too, for jobs that take a
 // whole domain.
 
-// 2 block sizes x 5 topologies x 15,000 operations, a 100-rack and a
+// 2 block sizes x 6 topologies x 15,000 operations, a 100-rack and a
 // 300-rack run. Twenty-four racks in groups of four, mostly released, give
 // the kept whole-domain windows (multi-domain jobs) windows of every size,
 // inside groups and across them.
@@ -211,6 +222,7 @@ TEST_CASE("contiguous-block: decides as its reference") {
         lockstep(*parse_topology_spec("nvl72:24@4"), p, ref, seed + 100, 15'000, 45);
         lockstep(partial_racks_in_leaves(), p, ref, seed++, 15'000);
         lockstep(*parse_topology_spec("nvl72:3+hgx8:8"), p, ref, seed++, 15'000);
+        lockstep(racks_after_stubs(), p, ref, seed + 300, 15'000);
         // Enough racks that the run-length buckets span two words.
         lockstep(*parse_topology_spec("nvl72:100"), p, ref, seed + 200, 8'000);
     }

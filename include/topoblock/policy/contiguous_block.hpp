@@ -234,9 +234,12 @@ public:
         layouts_.clear();
         for (const auto& info : topo.domains()) layouts_.push_back(layout(info));
         free_block_words_.assign(std::size_t{topo.domain_count()} * State::node_set::word_count, 0);
-        uniform_block_gpus_ = 0;
-        if (topo.uniform_gpus_per_node() != 0 && topo.domain_count() != 0)
-            uniform_block_gpus_ = layout(topo.domain(0)).nodes_per_block * topo.uniform_gpus_per_node();
+        // The size of a whole sub-block: a domain smaller than one has only a
+        // short block (an empty one none), and validate() leaves some domain
+        // that holds a whole one.
+        std::uint32_t nodes_per_block = 0;
+        for (const auto& l : layouts_) nodes_per_block = std::max(nodes_per_block, l.nodes_per_block);
+        uniform_block_gpus_ = nodes_per_block * topo.uniform_gpus_per_node();
         // The longest free runs a domain can have (k whole sub-blocks, with
         // or without the short last one), ascending, are the run classes: a
         // domain is filed under free_blocks << class_bits_ | class, so that
@@ -489,8 +492,10 @@ private:
         const request& req = units.req;
         // Every domain needs the same GPUs but for node requests on mixed
         // node sizes, which start from a need of 1 and test each domain's.
-        const bool one_need = req.what != unit::nodes || state.topo().uniform_gpus_per_node() != 0;
-        const std::uint64_t need = one_need ? need_gpus(state, req, req.count, 0) : 1;
+        // (The nodes' GPUs, not a domain's: an empty one may declare others.)
+        const std::uint32_t g = state.topo().uniform_gpus_per_node();
+        const bool one_need = req.what != unit::nodes || g != 0;
+        const std::uint64_t need = !one_need ? 1 : req.what == unit::nodes ? std::uint64_t{req.count} * g : req.count;
         // No domain with fewer free sub-blocks than `least` holds the need
         // (1 when domains are cut into sub-blocks of different sizes).
         const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (need + uniform_block_gpus_ - 1) / uniform_block_gpus_;
