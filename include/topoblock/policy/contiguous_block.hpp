@@ -492,10 +492,13 @@ private:
         const request& req = units.req;
         // Every domain needs the same GPUs but for node requests on mixed
         // node sizes, which start from a need of 1 and test each domain's.
-        // (The nodes' GPUs, not a domain's: an empty one may declare others.)
-        const std::uint32_t g = state.topo().uniform_gpus_per_node();
-        const bool one_need = req.what != unit::nodes || g != 0;
-        const std::uint64_t need = !one_need ? 1 : req.what == unit::nodes ? std::uint64_t{req.count} * g : req.count;
+        // A node request counts the nodes' GPUs, not domain 0's: an empty
+        // domain may declare others. Only node requests read the count:
+        // reading it for every request measurably slowed refusals.
+        const bool one_need = req.what != unit::nodes || state.topo().uniform_gpus_per_node() != 0;
+        const std::uint64_t need = !one_need ? 1
+                                   : req.what != unit::nodes ? req.count
+                                   : req.count * std::uint64_t{state.topo().uniform_gpus_per_node()};
         // No domain with fewer free sub-blocks than `least` holds the need
         // (1 when domains are cut into sub-blocks of different sizes).
         const std::uint64_t least = uniform_block_gpus_ == 0 ? 1 : (need + uniform_block_gpus_ - 1) / uniform_block_gpus_;
