@@ -71,9 +71,11 @@ using request_maker = request (*)(rng&, const topology&);
 // whole domains come free. `check_every`: operations between comparisons of
 // the indexed side's summaries with a recount. Unoptimised builds walk
 // test::walk_share of the operations.
+// Returns the jobs placed; lockstep() also checks that enough were.
 template <class Fast, class Reference>
-void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t seed, std::size_t operations,
-              std::uint32_t allocations = 60, request_maker make = test::mixed_request, std::size_t check_every = 4096) {
+std::size_t run_lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t seed, std::size_t operations,
+                         std::uint32_t allocations = 60, request_maker make = test::mixed_request,
+                         std::size_t check_every = 4096) {
     CAPTURE(seed);
     operations /= test::walk_share;
     // Comparing a policy with itself would prove nothing.
@@ -120,7 +122,14 @@ void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t
             if constexpr (std::is_same_v<Fast, fragmentation_aware>) REQUIRE(fast.policy().mix().check() == "");
         }
     }
-    CHECK(placed > operations * allocations / 300);
+    return placed;
+}
+
+template <class Fast, class Reference>
+void lockstep(const topology& topo, Fast indexed, Reference naive, std::uint64_t seed, std::size_t operations,
+              std::uint32_t allocations = 60, request_maker make = test::mixed_request, std::size_t check_every = 4096) {
+    const std::size_t placed = run_lockstep(topo, indexed, naive, seed, operations, allocations, make, check_every);
+    CHECK(placed > operations / test::walk_share * allocations / 300);
 }
 
 topology partial_racks_in_leaves() {
@@ -140,6 +149,50 @@ topology racks_after_stubs() {
     for (std::uint32_t rack = 1; rack <= 4; ++rack)
         b.add_numbered_domain("rack" + std::to_string(rack), 19 - rack, 4, "r" + std::to_string(rack) + "n", 1, 2);
     return *b.build();
+}
+
+// A random cluster: 1-12 domains of 0-40 nodes of 1, 2, 3, 4, 6 or 8 GPUs,
+// alike or mixed, often behind a stub of 0-2 nodes (a first domain smaller
+// than a sub-block, or empty and declaring other GPUs per node), with up to
+// two group levels.
+topology random_topology(rng& r) {
+    const std::uint32_t per_node[] = {4, 4, 8, 8, 2, 1, 3, 6};
+    for (;;) {
+        topology_builder b;
+        std::vector<std::string> names;
+        const auto add = [&](std::uint32_t nodes, std::uint32_t gpus) {
+            names.push_back("d" + std::to_string(names.size()));
+            b.add_numbered_domain(names.back(), nodes, gpus, names.back() + "n", 1, 2);
+        };
+        if (r.chance(40)) add(r.between(0, 2), per_node[r.between(0, 7)]);
+        const bool like_gpus = r.chance(60), like_nodes = r.chance(50);
+        const std::uint32_t g = per_node[r.between(0, 7)], n = r.between(1, 40);
+        for (std::uint32_t d = r.between(1, 12); d > 0; --d)
+            add(like_nodes ? n : r.chance(15) ? 0 : r.between(1, 40), like_gpus ? g : per_node[r.between(0, 7)]);
+        std::size_t per_group = 1;
+        for (std::uint32_t level = r.between(0, 2); level > 0; --level) {
+            per_group *= r.between(2, 4);
+            std::vector<topology_builder::group_spec> groups;
+            for (std::size_t d = 0; d < names.size(); ++d) {
+                if (d % per_group == 0) groups.push_back({"l" + std::to_string(level) + "g" + std::to_string(d), {}});
+                groups.back().domains.push_back(names[d]);
+            }
+            b.add_level("level" + std::to_string(level), std::move(groups));
+        }
+        if (auto t = b.build()) return std::move(*t);  // else every domain was empty: draw again
+    }
+}
+
+// Random slurm-block settings: the default levels or a base size and some
+// BlockSizes, every domain a base block or only the first ones, either version.
+slurm_block random_slurm_block(rng& r, const topology& topo) {
+    const std::uint32_t base = r.chance(50) ? 0 : r.between(1, 20);
+    std::vector<std::uint32_t> sizes;
+    for (std::uint32_t k = 0; base != 0 && k < 5; ++k)
+        if (r.chance(50)) sizes.push_back(base << k);
+    slurm_block p(base, sizes, r.chance(70) ? npos32 : r.between(0, topo.domain_count()));
+    p.set_version(r.chance(50) ? slurm_version::v25_11 : slurm_version::v26_05);
+    return p;
 }
 
 // A Slurm block topology: five base blocks of 8 four-GPU nodes, one of them
@@ -293,6 +346,35 @@ TEST_CASE("slurm-block: indexed and its reference decide identically on the flat
         REQUIRE(r.shape(sparse.topo).levels == 0b1010101U);
         lockstep(sparse.topo, r, test::slurm_block_reference{r}, 59, 20'000, 50, slurm_request, 500);
     }
+}
+
+// 60 random clusters (random_topology) with random policy settings, 3,000
+// operations per policy: what the fixed topologies above do not reach.
+TEST_CASE("on random clusters, every policy and its reference decide identically") {
+    std::size_t placed = 0, runs = 0;
+    const std::uint32_t block_sizes[] = {1, 2, 4, 8, 12, 16, 24, 32};
+    for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+        rng r(seed * 7919);
+        const topology topo = random_topology(r);
+        const contiguous_block blocks(block_sizes[r.between(0, 7)]);
+        const slurm_block slurm = random_slurm_block(r, topo);
+        placed += run_lockstep(topo, best_fit{}, test::best_fit_reference{}, seed, 3'000);
+        placed += run_lockstep(topo, fragmentation_aware{}, test::fragmentation_aware_reference{}, seed, 3'000);
+        placed += run_lockstep(topo, buddy_split{}, test::buddy_split_reference{}, seed, 3'000);
+        runs += 3;
+        if (blocks.validate(topo).empty()) {
+            placed += run_lockstep(topo, blocks, test::contiguous_block_reference(blocks.block_gpus()), seed, 3'000);
+            ++runs;
+        }
+        if (slurm.validate(topo).empty()) {
+            placed += run_lockstep(topo, slurm, test::slurm_block_reference{slurm}, seed, 3'000);
+            ++runs;
+        }
+    }
+    // Some clusters hold few of the requests (nodes of 3 GPUs have no
+    // buddies), but together they place plenty.
+    CHECK(runs >= 60 * 4);
+    CHECK(placed > runs * 3'000 / test::walk_share / 10);
 }
 
 }  // namespace test_policy_indexed_vs_naive
