@@ -30,6 +30,7 @@ if(DEFINED RUN_ONE)
   execute_process(
     COMMAND "${_build_dir}/tests/fuzz/fuzz_${RUN_ONE}" -max_total_time=${FUZZ_SECONDS} -rss_limit_mb=2048
             -timeout=10 -print_final_stats=1 "-artifact_prefix=${_work}/crashes/" "${_work}/corpus"
+    WORKING_DIRECTORY "${_work}"
     OUTPUT_FILE "${_work}/log" ERROR_FILE "${_work}/log" RESULT_VARIABLE _rc)
   file(WRITE "${_work}/rc" "${_rc}")
   return()

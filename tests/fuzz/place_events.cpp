@@ -2,11 +2,13 @@
 // Byte 0 picks a small preset cluster, a policy and text or JSON answers;
 // the rest is the event stream. Every line is applied or refused with a
 // message naming its line, and in JSON mode every answer is one object.
+// `save` writes no file: its snapshot must read back whole.
 
 #include "fuzz_support.hpp"
 
 #include <topoblock/io/event_runner.hpp>
 #include <topoblock/io/load_topology.hpp>
+#include <topoblock/io/snapshot.hpp>
 #include <topoblock/policy/registry.hpp>
 
 #include <cstddef>
@@ -30,9 +32,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require(loaded.has_value(), "a preset does not load");
     bool clean = false;
     const bool known = with_policy(policy, policy_settings{}, [&](auto chosen) {
-        auto a = basic_allocator<decltype(chosen), default_capacity>::create(loaded->topo, std::move(chosen));
+        using Policy = decltype(chosen);
+        const Policy same = chosen;
+        auto a = basic_allocator<Policy, default_capacity>::create(loaded->topo, std::move(chosen));
         fuzz::require(a.has_value(), "an allocator cannot be made on a preset");
         io::event_runner runner(std::move(*a), out, err, json);
+        // `save` writes no file (a path from the input could be any file):
+        // each snapshot it makes must read back and write the same text.
+        runner.set_file_writer([&](const std::string&, const std::string& text, std::string&) {
+            auto back = io::read_snapshot<Policy>(text, loaded->topo, same);
+            fuzz::require(back.has_value(), "a saved snapshot does not read back");
+            const auto again = io::write_snapshot(back->allocator, back->labels);
+            fuzz::require(again.has_value() && *again == text, "a snapshot read back writes other text");
+            return true;
+        });
         clean = runner.run(in);
         // Whatever the stream did, the allocator still agrees with itself.
         fuzz::require(runner.allocator().state().verify().empty(), "the state fails its own check");

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <optional>
 #include <ostream>
@@ -84,8 +85,15 @@ public:
             why = text.error().to_string();
             return false;
         }
-        return topoblock::detail::replace_file(path, *text, why);
+        return write_file_ ? write_file_(path, *text, why) : topoblock::detail::replace_file(path, *text, why);
     }
+
+    // What `save` and save_state do with a snapshot's text: write(path,
+    // text, why), false with `why` on failure. By default the file at
+    // `path` is replaced whole; a caller that must not touch files (a fuzz
+    // target, a test) keeps the text instead.
+    using file_writer = std::function<bool(const std::string& path, const std::string& text, std::string& why)>;
+    void set_file_writer(file_writer write) { write_file_ = std::move(write); }
 
 private:
     // A word of an event line and its 1-based column.
@@ -396,6 +404,7 @@ private:
     // Running allocations `protect` marked (not kept in snapshots).
     std::vector<allocation_id> protected_;
     std::string program_;
+    file_writer write_file_;
     std::uint32_t line_ = 0;
     placement scratch_;  // explain's dry runs
 };
