@@ -518,9 +518,9 @@ private:
     }
 
     // Node sets per domain: one per unheld count up to the domain's GPUs per
-    // node, which an empty domain may set above every node's.
+    // node (its nodes' count), which an empty domain may set above every node's.
     static std::size_t node_set_stride(const topology& topo) noexcept {
-        std::uint32_t most = topo.max_gpus_per_node();
+        std::uint32_t most = 0;
         for (const auto& d : topo.domains()) most = std::max(most, d.gpus_per_node);
         return std::size_t{most} + 1;
     }
